@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+/// The layers of ../shared/DESIGN.md: each target may import only the project modules listed here.
+/// A new `import` across layers fails this test before it lands.
+@Suite("Layering")
+struct LayerImportTests {
+    static let allowed: [String: Set<String>] = [
+        "RetentionDomain": [],
+        "SaveDeskAPI": ["RetentionDomain"],
+        "SaveDeskServer": ["SaveDeskAPI", "RetentionDomain"],
+        "SaveDeskClient": ["SaveDeskAPI", "RetentionDomain"],
+        "SaveDeskViewModels": ["SaveDeskClient", "RetentionDomain"],
+        "TerminalKit": [],
+        "CNCursesW": [],
+        "CTerminalShim": ["CNCursesW"],
+        "TerminalKitNCurses": ["TerminalKit", "CNCursesW", "CTerminalShim"],
+        "SaveDeskTUI": ["SaveDeskViewModels", "TerminalKit", "TerminalKitNCurses"],
+        "savedesk": ["SaveDeskTUI", "SaveDeskServer", "SaveDeskViewModels", "SaveDeskClient", "RetentionDomain"],
+    ]
+    /// Modules that may only be imported where curses is allowed.
+    static let cursesModules: Set<String> = ["CNCursesW", "CTerminalShim"]
+
+    static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func swiftFiles(in target: String) -> [URL] {
+        let directory = root.appendingPathComponent("Sources/\(target)")
+        guard let walker = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil) else { return [] }
+        return walker.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
+    }
+
+    static func imports(of file: URL) throws -> Set<String> {
+        let text = try String(contentsOf: file, encoding: .utf8)
+        let pattern = try Regex(#"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:public\s+|internal\s+|package\s+)?import\s+(?:(?:struct|class|enum|func|protocol|typealias|var|let)\s+)?([A-Za-z_][A-Za-z0-9_]*)"#)
+        return Set(text.split(separator: "\n", omittingEmptySubsequences: false).compactMap { line in
+            (try? pattern.firstMatch(in: String(line)))?.output[1].substring.map(String.init)
+        })
+    }
+
+    @Test func everyDesignedTargetExists() {
+        for target in Self.allowed.keys {
+            var isDirectory: ObjCBool = false
+            let path = Self.root.appendingPathComponent("Sources/\(target)").path
+            #expect(FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue,
+                    "Sources/\(target) is missing")
+        }
+    }
+
+    @Test(arguments: Array(allowed.keys).sorted())
+    func importsFollowTheLayers(target: String) throws {
+        let projectModules = Set(Self.allowed.keys)
+        for file in Self.swiftFiles(in: target) {
+            let used = try Self.imports(of: file).intersection(projectModules)
+            let forbidden = used.subtracting(Self.allowed[target]!)
+            #expect(forbidden.isEmpty, "\(file.lastPathComponent) in \(target) imports \(forbidden.sorted())")
+        }
+    }
+
+    @Test func theImportScannerSeesEveryForm() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("imports-\(UUID()).swift")
+        try """
+            import Foundation
+            @testable import RetentionDomain
+            public import SaveDeskAPI
+            @preconcurrency import TerminalKit
+            import struct SaveDeskClient.Thing
+            // import SaveDeskTUI
+            """.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(try Self.imports(of: file) == ["Foundation", "RetentionDomain", "SaveDeskAPI", "TerminalKit", "SaveDeskClient"])
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+
+@testable import RetentionDomain
+
+@Suite("Calendar days and freeTrialDays")
+struct CalendarDaysTests {
+    func date(_ text: String) -> Date { WireFormat.parseDate(text)! }
+
+    @Test func wholeCalendarDaysNeverNegative() {
+        let utc = TimeZone.gmt
+        let now = date("2026-11-22T23:30:00Z")
+        #expect(CalendarDays.freeTrialDays(now: now, appStoreExpiry: date("2026-11-23T00:30:00Z"), in: utc) == 1,
+                "one hour later but the next calendar day")
+        #expect(CalendarDays.freeTrialDays(now: now, appStoreExpiry: date("2026-11-22T23:59:00Z"), in: utc) == 0)
+        #expect(CalendarDays.freeTrialDays(now: now, appStoreExpiry: date("2026-11-01T00:00:00Z"), in: utc) == 0)
+        #expect(CalendarDays.freeTrialDays(now: now, appStoreExpiry: nil, in: utc) == 0)
+    }
+
+    @Test func timeZoneDecidesTheCalendarDay() throws {
+        let now = date("2026-11-22T23:30:00Z")
+        let expiry = date("2026-11-24T02:00:00Z")
+        #expect(CalendarDays.freeTrialDays(now: now, appStoreExpiry: expiry, in: .gmt) == 2)
+        // In Tokyo (UTC+9) now is Nov 23 08:30 and expiry Nov 24 11:00: one day.
+        let tokyo = try #require(TimeZone(identifier: "Asia/Tokyo"))
+        #expect(CalendarDays.freeTrialDays(now: now, appStoreExpiry: expiry, in: tokyo) == 1)
+        // In Los Angeles (UTC-8) now is Nov 22 15:30 and expiry Nov 23 18:00: one day.
+        let losAngeles = try #require(TimeZone(identifier: "America/Los_Angeles"))
+        #expect(CalendarDays.freeTrialDays(now: now, appStoreExpiry: expiry, in: losAngeles) == 1)
+    }
+
+    @Test func daylightSavingChangesDoNotShiftTheCount() throws {
+        let newYork = try #require(TimeZone(identifier: "America/New_York"))
+        // 2026-11-01 02:00 local: clocks go back (a 25-hour day).
+        let beforeFallBack = date("2026-10-31T16:00:00Z")  // Oct 31 12:00 EDT
+        let afterFallBack = date("2026-11-03T17:00:00Z")  // Nov 3 12:00 EST
+        #expect(CalendarDays.between(beforeFallBack, afterFallBack, in: newYork) == 3)
+        // 2026-03-08 02:00 local: clocks go forward (a 23-hour day). Midnight to just past midnight.
+        let march7 = date("2026-03-07T05:30:00Z")  // Mar 7 00:30 EST
+        let march9 = date("2026-03-09T04:10:00Z")  // Mar 9 00:10 EDT: 47.7 hours later, two calendar days
+        #expect(CalendarDays.between(march7, march9, in: newYork) == 2)
+        #expect(CalendarDays.freeTrialDays(now: march7, appStoreExpiry: march9, in: newYork) == 2)
+    }
+
+    @Test func displayDatesIgnoreTheMachineLocale() {
+        #expect(CalendarDays.display(date("2026-12-01T09:30:00Z"), in: .gmt) == "Dec 1, 2026")
+        #expect(CalendarDays.display(date("2026-12-31T23:30:00Z"), in: TimeZone(identifier: "Asia/Tokyo")!) == "Jan 1, 2027")
+        #expect(CalendarDays.phrase(1) == "1 day")
+        #expect(CalendarDays.phrase(12) == "12 days")
+    }
+}
