@@ -13,6 +13,18 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
+        .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
+        .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
+        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // Pure rules and models: no I/O, no clock reads.
@@ -21,11 +33,37 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
         // The HTTP contract (openapi.yaml → generated types, client and server protocol).
-        .target(name: "SaveDeskAPI", dependencies: ["RetentionDomain"]),
+        .target(
+            name: "SaveDeskAPI",
+            dependencies: ["RetentionDomain", .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")],
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ),
         // Hummingbird app, store, billing ledger.
-        .target(name: "SaveDeskServer", dependencies: ["SaveDeskAPI", "RetentionDomain"]),
+        .target(
+            name: "SaveDeskServer",
+            dependencies: [
+                "SaveDeskAPI", "RetentionDomain",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            resources: [.copy("Demo")]
+        ),
         // HTTP facade, outbox, StoreKit sync queue.
-        .target(name: "SaveDeskClient", dependencies: ["SaveDeskAPI", "RetentionDomain"]),
+        .target(
+            name: "SaveDeskClient",
+            dependencies: [
+                "SaveDeskAPI", "RetentionDomain",
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
         // @MainActor @Observable flow models.
         .target(name: "SaveDeskViewModels", dependencies: ["SaveDeskClient", "RetentionDomain"]),
         // Pure terminal rendering: cells, buffers, widgets, diff, themes. No curses.
@@ -49,10 +87,24 @@ let package = Package(
             dependencies: [
                 "SaveDeskTUI", "SaveDeskServer", "SaveDeskViewModels", "SaveDeskClient", "RetentionDomain",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "RetentionDomainTests", dependencies: ["RetentionDomain"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ArchitectureTests"),
+        .testTarget(
+            name: "SaveDeskServerTests",
+            dependencies: [
+                "SaveDeskServer", "SaveDeskAPI", "RetentionDomain",
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            resources: [.copy("Configs")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,3 @@
-import RetentionDomain
-
-/// SaveDeskAPI: the HTTP contract (openapi.yaml, generated at build time by
-/// swift-openapi-generator). The spec and the generator arrive with the backend core issue.
-public enum SaveDeskAPIModule {}
+// SaveDeskAPI: `openapi.yaml` is the contract between client and server. The
+// swift-openapi-generator build plugin generates `Components`, `Operations`, `Client` and
+// `APIProtocol` from it at build time; nothing generated is committed.

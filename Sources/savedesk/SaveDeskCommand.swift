@@ -5,13 +5,14 @@ import SaveDeskServer
 import SaveDeskTUI
 import SaveDeskViewModels
 
-/// The `savedesk` command. Subcommands (`serve`, `config`, `demo`, `tui`, `flow`, …) are added by
-/// the issues that build them; until then the command only describes itself.
+/// The `savedesk` command. `demo`, `tui` and the headless flow commands are added by the issues
+/// that build them.
 @main
-struct SaveDeskCommand: ParsableCommand {
+struct SaveDeskCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "savedesk",
         abstract: "Walk a subscriber through a cancel or switch-and-save flow, from the terminal.",
-        version: "0.1.0"
+        version: "0.1.0",
+        subcommands: [ServeCommand.self, ConfigCommand.self]
     )
 }

@@ -1,0 +1,91 @@
+import Foundation
+import RetentionDomain
+import SaveDeskAPI
+
+/// Thin handlers: decode (done by the generated server), call a service, encode. Errors are
+/// thrown as `SaveDeskError` and mapped to the wire envelope once, in `APIMiddleware`.
+struct APIHandlers: APIProtocol {
+    typealias Schemas = Components.Schemas
+    let service: SubscriptionService
+    let desk: DeskService
+    let portal: PortalService
+
+    var config: ServerConfig { service.config }
+
+    func getProducts(_ input: Operations.GetProducts.Input) async throws -> Operations.GetProducts.Output {
+        let products = try config.products.map { try WireMapping.convert($0.product, to: Schemas.Product.self) }
+        let offer = try config.cancelFlow.config.offer.map { try WireMapping.convert($0, to: Schemas.CancelFlowOffer.self) }
+        let migration = try config.campaign.map { try WireMapping.convert($0, to: Schemas.MigrationCampaign.self) }
+        return .ok(.init(body: .json(.init(
+            products: products,
+            config: .init(checkout: .init(enabled: config.products.contains { $0.webPrice != nil }), migration: migration, offer: offer)
+        ))))
+    }
+
+    func getCancelFlowConfig(_ input: Operations.GetCancelFlowConfig.Input) async throws -> Operations.GetCancelFlowConfig.Output {
+        .ok(.init(body: .json(try WireMapping.convert(config.cancelFlow.config))))
+    }
+
+    func acceptSaveOffer(_ input: Operations.AcceptSaveOffer.Input) async throws -> Operations.AcceptSaveOffer.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await service.acceptSaveOffer(body, idempotencyKey: input.headers.idempotencyKey))))
+    }
+
+    func submitCancelFlowResponse(
+        _ input: Operations.SubmitCancelFlowResponse.Input
+    ) async throws -> Operations.SubmitCancelFlowResponse.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(
+            try await service.submitCancelFlowResponse(body, idempotencyKey: input.headers.idempotencyKey)
+        )))
+    }
+
+    func pauseSubscription(_ input: Operations.PauseSubscription.Input) async throws -> Operations.PauseSubscription.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await service.pauseSubscription(body, idempotencyKey: input.headers.idempotencyKey))))
+    }
+
+    func resumeSubscription(_ input: Operations.ResumeSubscription.Input) async throws -> Operations.ResumeSubscription.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await service.resumeSubscription(body, idempotencyKey: input.headers.idempotencyKey))))
+    }
+
+    func cancelSubscription(_ input: Operations.CancelSubscription.Input) async throws -> Operations.CancelSubscription.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await service.cancelSubscription(body, idempotencyKey: input.headers.idempotencyKey))))
+    }
+
+    func reactivateSubscription(
+        _ input: Operations.ReactivateSubscription.Input
+    ) async throws -> Operations.ReactivateSubscription.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(
+            try await service.reactivateSubscription(body, idempotencyKey: input.headers.idempotencyKey)
+        )))
+    }
+
+    func createCustomerPortalSession(
+        _ input: Operations.CreateCustomerPortalSession.Input
+    ) async throws -> Operations.CreateCustomerPortalSession.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await portal.createSession(body, idempotencyKey: input.headers.idempotencyKey))))
+    }
+
+    func getEntitlements(_ input: Operations.GetEntitlements.Input) async throws -> Operations.GetEntitlements.Output {
+        let entitlements = try await service.entitlements(userId: input.query.userId)
+        return .ok(.init(body: .json(.init(entitlements: try entitlements.map(WireMapping.entitlement), pendingClaims: []))))
+    }
+
+    func searchCustomers(_ input: Operations.SearchCustomers.Input) async throws -> Operations.SearchCustomers.Output {
+        let page = try await desk.search(query: input.query.query, page: input.query.page ?? 1, perPage: input.query.perPage ?? 20)
+        return .ok(.init(body: .json(page)))
+    }
+
+    func getCustomer(_ input: Operations.GetCustomer.Input) async throws -> Operations.GetCustomer.Output {
+        .ok(.init(body: .json(try await desk.detail(customerId: input.path.customerId))))
+    }
+
+    func getCustomerTimeline(_ input: Operations.GetCustomerTimeline.Input) async throws -> Operations.GetCustomerTimeline.Output {
+        .ok(.init(body: .json(try await desk.timeline(customerId: input.path.customerId, limit: input.query.limit ?? 100))))
+    }
+}

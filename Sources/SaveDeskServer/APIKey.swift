@@ -1,0 +1,53 @@
+import Crypto
+import Foundation
+
+/// An API key from the config. The prefix decides its kind and mode: `pk_test_…`, `pk_live_…`
+/// (publishable, for apps) and `sk_test_…`, `sk_live_…` (secret, for operators; each bound to an
+/// operator name).
+public struct APIKey: Hashable, Sendable {
+    public enum Kind: String, Hashable, Sendable { case publishable, secret }
+    public enum Mode: String, Hashable, Sendable { case test, live }
+
+    public var key: String
+    public var kind: Kind
+    public var mode: Mode
+    /// The operator name secret keys act as; publishable keys act as "app".
+    public var operatorName: String?
+
+    /// Reads kind and mode from the prefix; nil when the prefix is not one of the four.
+    public init?(key: String, operatorName: String? = nil) {
+        let prefixes: [(String, Kind, Mode)] = [
+            ("pk_test_", .publishable, .test), ("pk_live_", .publishable, .live),
+            ("sk_test_", .secret, .test), ("sk_live_", .secret, .live),
+        ]
+        guard let (_, kind, mode) = prefixes.first(where: { key.hasPrefix($0.0) }) else { return nil }
+        self.key = key
+        self.kind = kind
+        self.mode = mode
+        self.operatorName = operatorName
+    }
+
+    /// The name written to the audit trail for this key.
+    public var actor: String { kind == .secret ? (operatorName ?? "operator") : "app" }
+}
+
+/// The configured keys. Lookup compares SHA-256 digests of every configured key with the
+/// presented one in constant time, so neither timing nor length tells how close a guess was.
+public struct KeyRing: Sendable {
+    private let entries: [(digest: [UInt8], key: APIKey)]
+
+    public init(_ keys: [APIKey]) {
+        entries = keys.map { (Array(SHA256.hash(data: Data($0.key.utf8))), $0) }
+    }
+
+    public func lookup(_ presented: String) -> APIKey? {
+        let digest = Array(SHA256.hash(data: Data(presented.utf8)))
+        var found: APIKey?
+        for entry in entries {
+            var difference: UInt8 = 0
+            for index in 0..<digest.count { difference |= digest[index] ^ entry.digest[index] }
+            if difference == 0 { found = entry.key }
+        }
+        return found
+    }
+}

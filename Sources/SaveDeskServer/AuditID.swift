@@ -1,0 +1,18 @@
+import Foundation
+import Synchronization
+
+/// Audit event ids that sort in the order the events were written, so a timeline of events
+/// within the same second (or under a stopped test clock) reads in order: wall-clock
+/// nanoseconds, forced to increase within the process, zero-padded.
+enum AuditID {
+    private static let last = Mutex<UInt64>(0)
+
+    static func next() -> String {
+        let wall = UInt64(max(0, Date().timeIntervalSince1970 * 1_000_000_000))
+        let value = last.withLock { last in
+            last = max(last + 1, wall)
+            return last
+        }
+        return "ev_" + String(format: "%020llu", value)
+    }
+}

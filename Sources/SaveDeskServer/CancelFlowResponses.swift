@@ -1,0 +1,76 @@
+import Foundation
+import RetentionDomain
+import SaveDeskAPI
+
+extension SubscriptionService {
+    /// Records how a cancel flow ended. Answers must name questions and options of the config.
+    func submitCancelFlowResponse(
+        _ response: Schemas.CancelFlowResponse, idempotencyKey: String?
+    ) async throws -> Schemas.StatusResponse {
+        _ = try product(response.productId)
+        try validate(response)
+        let answers = try Self.json(response.answers)
+        return try await mutate(
+            operation: "submitCancelFlowResponse", request: response, idempotencyKey: idempotencyKey,
+            customerId: response.userId, action: "cancel_flow.response"
+        ) { db, now in
+            _ = try await customer(db, id: response.userId)
+            try await db.insert(into: "cancel_flow_responses")
+                .columns(
+                    "id", "customer_id", "product_id", "outcome", "offer_shown", "offer_accepted", "pause_shown",
+                    "pause_accepted", "pause_duration_days", "last_step_seen", "answers", "variant_id", "actor", "created_at"
+                )
+                .values(
+                    SQLBindings.of("cr_" + UUID().uuidString.lowercased(), response.userId, response.productId,
+                                   response.outcome.rawValue, response.offerShown, response.offerAccepted,
+                                   response.pauseShown, response.pauseAccepted, response.pauseDurationDays,
+                                   response.lastStepSeen, answers, response.variantId,
+                                   RequestScope.current?.actor ?? "app", now)
+                )
+                .run()
+            return Change(output: Schemas.StatusResponse(status: "recorded"), before: nil, after: nil)
+        }
+    }
+
+    private func validate(_ response: Schemas.CancelFlowResponse) throws(SaveDeskError) {
+        let questions = config.cancelFlow.config.questions
+        guard response.lastStepSeen >= 0, response.lastStepSeen <= questions.count else {
+            throw .badRequest("last_step_seen must be between 0 and \(questions.count), got \(response.lastStepSeen)", code: "invalid_last_step")
+        }
+        if let days = response.pauseDurationDays, !(1...config.cancelFlow.maxPauseDays).contains(days) {
+            throw .badRequest("pause_duration_days must be between 1 and \(config.cancelFlow.maxPauseDays), got \(days)", code: "invalid_pause_duration")
+        }
+        for (index, answer) in response.answers.enumerated() {
+            guard let question = questions.first(where: { $0.id == answer.questionId }) else {
+                throw .unprocessable("answers[\(index)]: there is no question \(answer.questionId)", code: "unknown_question")
+            }
+            if let option = answer.selectedOptionId, !question.options.contains(where: { $0.id == option }) {
+                throw .unprocessable("answers[\(index)]: question \(question.id) has no option \(option)", code: "unknown_option")
+            }
+        }
+    }
+
+    /// The customer's entitlements (web and App Store), after settling due billing.
+    func entitlements(userId: String) async throws -> [Entitlement] {
+        let now = clock.now()
+        return try await store.transaction { db in
+            _ = try await customer(db, id: userId)
+            try await settle(db, customerId: userId, now: now.unixSeconds)
+            return try await db.subscriptions(customerId: userId).map {
+                EntitlementMapping.entitlement($0, now: now, policy: config.billing.lifecyclePolicy)
+            }
+        }
+    }
+}
+
+import SQLKit
+
+/// Builds a row of binds from mixed values (nil binds as NULL).
+enum SQLBindings {
+    static func of(_ values: (any Encodable & Sendable)?...) -> [any SQLExpression] {
+        values.map { value in
+            if let value { return SQLBind(value) }
+            return SQLLiteral.null
+        }
+    }
+}

@@ -1,0 +1,305 @@
+import Foundation
+import RetentionDomain
+import TOMLKit
+
+/// Reads and validates a TOML config. Every problem is reported with its path, all at once;
+/// a config with any problem is refused as a whole.
+public enum ConfigReader {
+    public static func load(file: String) throws(InvalidConfig) -> ServerConfig {
+        guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
+            throw InvalidConfig(file: file, issues: [ConfigIssue(path: "", message: "cannot read the file")])
+        }
+        return try parse(text, file: file)
+    }
+
+    public static func parse(_ text: String, file: String = "config") throws(InvalidConfig) -> ServerConfig {
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            let line = error.source.begin.line
+            throw InvalidConfig(file: file, issues: [ConfigIssue(path: "line \(line)", message: "not valid TOML: \(error.description)")])
+        } catch {
+            throw InvalidConfig(file: file, issues: [ConfigIssue(path: "", message: "not valid TOML: \(error)")])
+        }
+        let issues = IssueCollector()
+        let root = TOMLNode(table: table, path: "", issues: issues)
+        root.allowOnly(["products", "cancel_flow", "switch_and_save", "api_keys", "billing"])
+        let products = readProducts(root)
+        let cancelFlow = readCancelFlow(root.table("cancel_flow", required: true), issues: issues)
+        let campaign = root.table("switch_and_save").flatMap { readCampaign($0, products: products) }
+        let keys = readKeys(root)
+        let billing = readBilling(root.table("billing"))
+        guard issues.issues.isEmpty, let cancelFlow else {
+            throw InvalidConfig(file: file, issues: issues.issues)
+        }
+        return ServerConfig(products: products, cancelFlow: cancelFlow, campaign: campaign, apiKeys: keys, billing: billing)
+    }
+
+    // MARK: Products
+
+    static func readProducts(_ root: TOMLNode) -> [ServerConfig.ProductConfig] {
+        let nodes = root.tables("products")
+        if nodes.isEmpty { root.issues.add("products", "at least one product is needed") }
+        var seen = Set<String>()
+        return nodes.compactMap { node in
+            node.allowOnly([
+                "id", "display_name", "description", "interval", "tier", "currency", "web_price", "app_store_price",
+                "storekit_product_id", "subscription_group_id",
+            ])
+            let id = node.string("id")
+            if let id, !seen.insert(id).inserted { node.issues.add(node.child("id"), "duplicate product id \"\(id)\"") }
+            let name = node.string("display_name")
+            let intervalText = node.string("interval") ?? "month"
+            let interval = BillingInterval(wireValue: intervalText)
+            if !interval.isKnown { node.issues.add(node.child("interval"), "must be week, month or year, got \"\(intervalText)\"") }
+            let currency = (node.string("currency", required: false) ?? "USD").uppercased()
+            if currency.count != 3 || !currency.allSatisfy(\.isLetter) {
+                node.issues.add(node.child("currency"), "must be a three-letter currency code, got \"\(currency)\"")
+            }
+            let web = node.price("web_price", currency: currency)
+            let appStore = node.price("app_store_price", currency: currency)
+            if !node.has("web_price") && !node.has("app_store_price") {
+                node.issues.add(node.path, "needs a web_price, an app_store_price or both")
+            }
+            let tier = node.int("tier", required: false, in: 0...100) ?? 1
+            guard let id, let name else { return nil }
+            return ServerConfig.ProductConfig(
+                id: id, displayName: name, description: node.string("description", required: false) ?? "",
+                interval: interval, tier: tier, webPrice: web, appStorePrice: appStore,
+                storekitProductId: node.string("storekit_product_id", required: false),
+                subscriptionGroupId: node.string("subscription_group_id", required: false)
+            )
+        }
+    }
+
+    // MARK: Cancel flow
+
+    static func readCancelFlow(_ node: TOMLNode?, issues: IssueCollector) -> ServerConfig.CancelFlowSettings? {
+        guard let node else { return nil }
+        node.allowOnly(["enabled", "variant_id", "questions", "offer", "pause", "max_pause_days"])
+        let offerNode = node.table("offer")
+        let (offer, terms) = offerNode.map(readOffer) ?? (nil, nil)
+        let pauseNode = node.table("pause")
+        let maxPause = node.int("max_pause_days", required: false, in: 1...730) ?? 365
+        let (pause, defaultPause) = pauseNode.map { readPause($0, maxDays: maxPause) } ?? (nil, nil)
+        var questionIds = Set<Int>()
+        let questions = node.tables("questions").enumerated().compactMap { index, question in
+            readQuestion(question, index: index, seen: &questionIds, offerEnabled: offer?.enabled == true,
+                         pauseEnabled: pause?.enabled == true)
+        }
+        let config = CancelFlow.Config(
+            enabled: node.bool("enabled", default: true), questions: questions, offer: offer, pause: pause,
+            variantId: node.string("variant_id", required: false)
+        )
+        return ServerConfig.CancelFlowSettings(
+            config: config, offerTerms: terms, defaultPauseOptionId: defaultPause, maxPauseDays: maxPause
+        )
+    }
+
+    static func readQuestion(
+        _ node: TOMLNode, index: Int, seen: inout Set<Int>, offerEnabled: Bool, pauseEnabled: Bool
+    ) -> CancelFlow.Question? {
+        node.allowOnly(["id", "order", "text", "type", "required", "options"])
+        let id = node.int("id", in: 1...Int(Int32.max))
+        if let id, !seen.insert(id).inserted { node.issues.add(node.child("id"), "duplicate question id \(id)") }
+        let text = node.string("text")
+        let typeText = node.string("type") ?? "single_select"
+        let type = CancelFlow.QuestionType(wireValue: typeText)
+        if !type.isKnown { node.issues.add(node.child("type"), "must be single_select or free_text, got \"\(typeText)\"") }
+        var optionIds = Set<Int>()
+        let options = node.tables("options").enumerated().compactMap { optionIndex, option -> CancelFlow.Option? in
+            option.allowOnly(["id", "order", "label", "triggers_offer", "triggers_pause"])
+            let optionId = option.int("id", in: 1...Int(Int32.max))
+            if let optionId, !optionIds.insert(optionId).inserted {
+                option.issues.add(option.child("id"), "duplicate option id \(optionId)")
+            }
+            let label = option.string("label")
+            let offer = option.bool("triggers_offer", default: false)
+            let pause = option.bool("triggers_pause", default: false)
+            if offer && pause {
+                option.issues.add(option.path, "triggers both offer and pause")
+            } else if offer && !offerEnabled {
+                option.issues.add(option.path, "triggers the offer, but no offer is enabled")
+            } else if pause && !pauseEnabled {
+                option.issues.add(option.path, "triggers the pause, but pause is not enabled")
+            }
+            guard let optionId, let label else { return nil }
+            return CancelFlow.Option(
+                id: optionId, order: option.int("order", required: false) ?? optionIndex, label: label,
+                triggersOffer: offer, triggersPause: pause
+            )
+        }
+        if type == .singleSelect, options.isEmpty, !node.has("options") {
+            node.issues.add(node.child("options"), "a single_select question needs at least one option")
+        }
+        if type == .freeText, node.has("options") {
+            node.issues.add(node.child("options"), "a free_text question has no options")
+        }
+        guard let id, let text else { return nil }
+        return CancelFlow.Question(
+            id: id, order: node.int("order", required: false) ?? index, questionText: text, questionType: type,
+            isRequired: node.bool("required", default: false), options: options
+        )
+    }
+
+    static func readOffer(_ node: TOMLNode) -> (CancelFlow.Offer?, SaveOfferTerms?) {
+        node.allowOnly([
+            "enabled", "title", "body", "cta_text", "type", "value", "duration", "duration_in_months", "free_period_unit",
+        ])
+        let typeText = node.string("type") ?? "discount"
+        let type = CancelFlow.OfferType(wireValue: typeText)
+        if !type.isKnown {
+            node.issues.add(node.child("type"), "must be discount, free_trial or free_extension, got \"\(typeText)\"")
+        }
+        let value: String? = {
+            if let number = node.table["value"]?.int { return String(number) }
+            return node.string("value")
+        }()
+        let durationText = node.string("duration", required: false) ?? "once"
+        var duration: CouponDuration = .once
+        switch durationText {
+        case "once": duration = .once
+        case "forever": duration = .forever
+        case "repeating":
+            duration = .repeating(months: node.int("duration_in_months", in: 1...36) ?? 1)
+        default:
+            node.issues.add(node.child("duration"), "must be once, repeating or forever, got \"\(durationText)\"")
+        }
+        let unitText = node.string("free_period_unit", required: false) ?? "months"
+        let unit = SaveOfferTerms.FreePeriodUnit(rawValue: unitText)
+        if unit == nil { node.issues.add(node.child("free_period_unit"), "must be days or months, got \"\(unitText)\"") }
+        let title = node.string("title"), body = node.string("body"), cta = node.string("cta_text")
+        guard let value, let title, let body, let cta, type.isKnown else { return (nil, nil) }
+        let offer = CancelFlow.Offer(
+            enabled: node.bool("enabled", default: true), title: title, body: body, ctaText: cta, type: type, value: value
+        )
+        do {
+            let terms = try SaveOfferTerms(offer: offer, couponDuration: duration, freePeriodUnit: unit ?? .months)
+            return (offer, terms)
+        } catch {
+            node.issues.add(node.child("value"), error.description)
+            return (offer, nil)
+        }
+    }
+
+    static func readPause(_ node: TOMLNode, maxDays: Int) -> (CancelFlow.PauseConfig?, Int?) {
+        node.allowOnly(["enabled", "title", "body", "cta_text", "options", "default_option"])
+        var ids = Set<Int>()
+        let options = node.tables("options").enumerated().compactMap { index, option -> CancelFlow.PauseOption? in
+            option.allowOnly(["id", "order", "label", "days", "resume_date"])
+            let id = option.int("id", in: 1...Int(Int32.max))
+            if let id, !ids.insert(id).inserted { option.issues.add(option.child("id"), "duplicate pause option id \(id)") }
+            let label = option.string("label")
+            let days = option.int("days", required: false, in: 1...maxDays)
+            let resume = option.has("resume_date") ? option.date("resume_date") : nil
+            if option.has("days") == option.has("resume_date") {
+                option.issues.add(option.path, "needs exactly one of days or resume_date")
+            }
+            guard let id, let label else { return nil }
+            return CancelFlow.PauseOption(
+                id: id, order: option.int("order", required: false) ?? index, label: label,
+                durationType: resume != nil ? .fixedDate : .days, durationDays: days, resumeDate: resume
+            )
+        }
+        let enabled = node.bool("enabled", default: true)
+        if enabled && options.isEmpty && !node.has("options") {
+            node.issues.add(node.child("options"), "an enabled pause needs at least one option")
+        }
+        let defaultOption = node.int("default_option", required: false)
+        if let defaultOption, !options.contains(where: { $0.id == defaultOption }) {
+            node.issues.add(node.child("default_option"), "there is no pause option \(defaultOption)")
+        }
+        guard let title = node.string("title"), let body = node.string("body"), let cta = node.string("cta_text") else {
+            return (nil, nil)
+        }
+        let pause = CancelFlow.PauseConfig(enabled: enabled, title: title, body: body, ctaText: cta, options: options)
+        return (pause, defaultOption ?? pause.orderedOptions.first?.id)
+    }
+
+    // MARK: Switch and save
+
+    static func readCampaign(_ node: TOMLNode, products: [ServerConfig.ProductConfig]) -> MigrationCampaign? {
+        node.allowOnly([
+            "should_show", "eligible_product_ids", "discount_percent", "min_subscription_days", "max_subscription_days",
+            "free_trial_days", "title", "message", "cta_text", "rollout_percent", "per_product_prompts",
+            "allowed_jurisdictions",
+        ])
+        let known = Set(products.map(\.id))
+        let eligible = node.strings("eligible_product_ids")
+        for (index, id) in eligible.enumerated() where !known.contains(id) {
+            node.issues.add("\(node.child("eligible_product_ids"))[\(index)]", "no product \"\(id)\" in products")
+        }
+        let discount = node.int("discount_percent", in: 1...100)
+        let minDays = node.int("min_subscription_days", required: false, in: 0...3650) ?? 0
+        let maxDays = node.int("max_subscription_days", required: false, in: 0...3650)
+        if let maxDays, maxDays < minDays {
+            node.issues.add(node.child("max_subscription_days"), "must not be below min_subscription_days (\(minDays))")
+        }
+        var prompts: [String: MigrationCampaign.ProductPrompt] = [:]
+        if let promptTable = node.table("per_product_prompts") {
+            for key in promptTable.table.keys.sorted() {
+                guard let prompt = promptTable.table(key, required: true) else { continue }
+                prompt.allowOnly(["discount_percent", "title", "message", "cta_text"])
+                if !known.contains(key) { prompt.issues.add(prompt.path, "no product \"\(key)\" in products") }
+                if let percent = prompt.int("discount_percent", in: 1...100), let title = prompt.string("title"),
+                    let message = prompt.string("message")
+                {
+                    prompts[key] = .init(discountPercent: percent, title: title, message: message,
+                                         ctaText: prompt.string("cta_text", required: false))
+                }
+            }
+        }
+        let jurisdictions = node.strings("allowed_jurisdictions").map { $0.uppercased() }
+        for (index, code) in jurisdictions.enumerated() where code.count != 2 || !code.allSatisfy(\.isLetter) {
+            node.issues.add("\(node.child("allowed_jurisdictions"))[\(index)]", "expected a two-letter country code, got \"\(code)\"")
+        }
+        guard let discount, let title = node.string("title"), let message = node.string("message") else { return nil }
+        return MigrationCampaign(
+            shouldShow: node.bool("should_show", default: true), eligibleProductIds: eligible, discountPercent: discount,
+            minSubscriptionDays: minDays, maxSubscriptionDays: maxDays,
+            freeTrialDays: node.int("free_trial_days", required: false, in: 0...730) ?? 0, title: title,
+            message: message, ctaText: node.string("cta_text", required: false),
+            rolloutPercent: node.int("rollout_percent", required: false, in: 0...100),
+            perProductPrompts: prompts.isEmpty ? nil : prompts,
+            allowedJurisdictions: jurisdictions.isEmpty ? nil : jurisdictions
+        )
+    }
+
+    // MARK: Keys and billing
+
+    static func readKeys(_ root: TOMLNode) -> [APIKey] {
+        let nodes = root.tables("api_keys")
+        if nodes.isEmpty { root.issues.add("api_keys", "at least one key is needed") }
+        var seen = Set<String>()
+        return nodes.compactMap { node in
+            node.allowOnly(["key", "operator"])
+            guard let text = node.string("key") else { return nil }
+            let operatorName = node.string("operator", required: false)
+            guard let key = APIKey(key: text, operatorName: operatorName) else {
+                node.issues.add(node.child("key"), "must start with pk_test_, pk_live_, sk_test_ or sk_live_")
+                return nil
+            }
+            if text.count < 16 { node.issues.add(node.child("key"), "is too short (at least 16 characters)") }
+            if !seen.insert(text).inserted { node.issues.add(node.child("key"), "duplicate key") }
+            if key.kind == .secret, operatorName == nil {
+                node.issues.add(node.child("operator"), "a secret key needs the operator name it acts as")
+            }
+            if key.kind == .publishable, operatorName != nil {
+                node.issues.add(node.child("operator"), "publishable keys act as the app, not an operator")
+            }
+            return key
+        }
+    }
+
+    static func readBilling(_ node: TOMLNode?) -> ServerConfig.BillingSettings {
+        node?.allowOnly(["retry_window_days", "billing_retry_grants_access", "portal_session_minutes"])
+        return ServerConfig.BillingSettings(
+            retryWindowDays: node?.int("retry_window_days", required: false, in: 1...60) ?? 14,
+            lifecyclePolicy: Lifecycle.Policy(
+                billingRetryGrantsAccess: node?.bool("billing_retry_grants_access", default: true) ?? true
+            ),
+            portalSessionMinutes: node?.int("portal_session_minutes", required: false, in: 1...1440) ?? 30
+        )
+    }
+}

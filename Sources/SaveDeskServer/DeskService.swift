@@ -1,0 +1,135 @@
+import Foundation
+import RetentionDomain
+import SQLKit
+import SaveDeskAPI
+
+/// Reads for operators: customer search, detail with lifecycle, and the audit timeline.
+final class DeskService: Sendable {
+    typealias Schemas = Components.Schemas
+    let subscriptions: SubscriptionService
+
+    init(subscriptions: SubscriptionService) { self.subscriptions = subscriptions }
+
+    var store: Store { subscriptions.store }
+    var config: ServerConfig { subscriptions.config }
+
+    /// Customers whose id, email or name contains the query (case-insensitive), by name.
+    func search(query: String?, page: Int, perPage: Int) async throws -> Schemas.CustomerPage {
+        guard page >= 1 else { throw SaveDeskError.badRequest("page must be 1 or more, got \(page)", code: "invalid_page") }
+        guard (1...100).contains(perPage) else {
+            throw SaveDeskError.badRequest("per_page must be between 1 and 100, got \(perPage)", code: "invalid_page")
+        }
+        let now = subscriptions.clock.now()
+        let text = (query ?? "").trimmingCharacters(in: .whitespaces).lowercased()
+        let pattern = "%" + text.replacingOccurrences(of: "%", with: "").replacingOccurrences(of: "_", with: "") + "%"
+        return try await store.exclusive { db in
+            func filtered(_ builder: SQLSelectBuilder) -> SQLSelectBuilder {
+                guard !text.isEmpty else { return builder }
+                return builder.where { group in
+                    group.where(SQLFunction("lower", args: SQLColumn("id")), .equal, SQLBind(text))
+                        .orWhere(SQLFunction("lower", args: SQLColumn("email")), .like, SQLBind(pattern))
+                        .orWhere(SQLFunction("lower", args: SQLColumn("name")), .like, SQLBind(pattern))
+                }
+            }
+            let total = try await filtered(db.select().column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("customers"))
+                .first()?.decode(column: "n", as: Int.self) ?? 0
+            let customers = try await filtered(db.select().column("*").from("customers"))
+                .orderBy("name").orderBy("id").limit(perPage).offset((page - 1) * perPage)
+                .all(decoding: CustomerRecord.self, with: SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase))
+            var summaries: [Schemas.CustomerSummary] = []
+            for customer in customers {
+                let subs = try await db.subscriptions(customerId: customer.id)
+                summaries.append(Schemas.CustomerSummary(
+                    id: customer.id, name: customer.name, email: customer.email, country: customer.country,
+                    createdAt: Date(unixSeconds: customer.createdAt), summary: summary(of: subs, now: now)
+                ))
+            }
+            return Schemas.CustomerPage(customers: summaries, page: page, perPage: perPage, total: total)
+        }
+    }
+
+    /// One line on the customer's most relevant subscription.
+    private func summary(of subscriptions: [SubscriptionRecord], now: Date) -> String {
+        guard let main = subscriptions.last(where: { BillingLedger.liveStatuses.contains($0.entitlementStatus) })
+            ?? subscriptions.last
+        else { return "No subscriptions" }
+        let name = config.product(id: main.productId)?.displayName ?? main.productId
+        let source = main.source == .web ? "Web" : "App Store"
+        let display = EntitlementMapping.lifecycle(main, now: now, policy: config.billing.lifecyclePolicy)
+        return "\(name) (\(source)) · \(display.summary)"
+    }
+
+    func detail(customerId: String) async throws -> Schemas.CustomerDetail {
+        let now = subscriptions.clock.now()
+        let policy = config.billing.lifecyclePolicy
+        return try await store.transaction { db in
+            let customer = try await subscriptions.customer(db, id: customerId)
+            try await subscriptions.settle(db, customerId: customerId, now: now.unixSeconds)
+            var subs: [Schemas.Subscription] = []
+            var entitlements: [Schemas.DeskEntitlement] = []
+            for record in try await db.subscriptions(customerId: customerId) {
+                let discounts = try await db.discounts(subscriptionId: record.id)
+                subs.append(subscription(record, discounts: discounts, now: now.unixSeconds))
+                let entitlement = EntitlementMapping.entitlement(record, now: now, policy: policy)
+                let display = EntitlementMapping.lifecycle(record, now: now, policy: policy)
+                entitlements.append(Schemas.DeskEntitlement(
+                    entitlement: try WireMapping.entitlement(entitlement),
+                    lifecycle: Schemas.Lifecycle(
+                        state: EntitlementMapping.stateName(display.state), summary: display.summary,
+                        hasAccess: display.hasAccess, daysLeft: display.daysLeft,
+                        warning: EntitlementMapping.warningName(display.warning), winBackEligible: display.winBackEligible
+                    )
+                ))
+            }
+            return Schemas.CustomerDetail(
+                profile: Schemas.CustomerProfile(
+                    id: customer.id, name: customer.name, email: customer.email, country: customer.country,
+                    createdAt: Date(unixSeconds: customer.createdAt), cardFailing: customer.cardFailing
+                ),
+                subscriptions: subs, entitlements: entitlements
+            )
+        }
+    }
+
+    private func subscription(_ record: SubscriptionRecord, discounts: [DiscountRecord], now: Int64) -> Schemas.Subscription {
+        let running = discounts.last { $0.percentOff != nil && ($0.endsAt.map { $0 > now } ?? true) }
+        return Schemas.Subscription(
+            id: record.id, productId: record.productId, source: record.source.rawValue, status: record.status,
+            willRenew: record.willRenew, currentPeriodEnd: record.currentPeriodEnd.map(Date.init(unixSeconds:)),
+            price: Schemas.Price(amountMicros: record.priceMicros, currencyCode: record.currency),
+            discount: running.map { discount in
+                let duration: CouponDuration =
+                    discount.duration == "repeating" ? .repeating(months: discount.durationInMonths ?? 1)
+                    : discount.duration == "forever" ? .forever : .once
+                return Schemas.Discount(
+                    percentOff: discount.percentOff ?? 0, duration: discount.duration,
+                    durationInMonths: discount.durationInMonths, startsAt: Date(unixSeconds: discount.startsAt),
+                    endsAt: discount.endsAt.map(Date.init(unixSeconds:)),
+                    message: SaveOfferTerms.discount(percent: discount.percentOff ?? 0, duration: duration).message
+                )
+            },
+            pausedAt: record.pausedAt.map(Date.init(unixSeconds:)),
+            pauseResumesAt: record.pauseResumesAt.map(Date.init(unixSeconds:)),
+            cancelledAt: record.cancelledAt.map(Date.init(unixSeconds:)),
+            accessUntil: record.accessUntil.map(Date.init(unixSeconds:)), cancelReason: record.cancelReason
+        )
+    }
+
+    func timeline(customerId: String, limit: Int) async throws -> Schemas.TimelineResponse {
+        guard (1...500).contains(limit) else {
+            throw SaveDeskError.badRequest("limit must be between 1 and 500, got \(limit)", code: "invalid_limit")
+        }
+        return try await store.exclusive { db in
+            _ = try await subscriptions.customer(db, id: customerId)
+            let events = try await db.audit(customerId: customerId, limit: limit)
+            return Schemas.TimelineResponse(events: try events.map { event in
+                Schemas.AuditEvent(
+                    id: event.id, at: Date(unixSeconds: event.at), actor: event.actor, customerId: event.customerId,
+                    action: event.action, parameters: try WireMapping.object(event.parameters),
+                    before: try event.beforeState.map(WireMapping.object), after: try event.afterState.map(WireMapping.object),
+                    requestId: event.requestId
+                )
+            })
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import RetentionDomain
+
+/// Rows of the store. Times are Unix seconds; flags are Bool (INTEGER 0/1 in SQL).
+struct CustomerRecord: Codable, Hashable, Sendable {
+    var id: String
+    var name: String
+    var email: String
+    var country: String?
+    var createdAt: Int64
+    var cardFailing: Bool
+}
+
+struct SubscriptionRecord: Codable, Hashable, Sendable {
+    enum Source: String, Codable, Sendable { case web, appStore = "app_store" }
+
+    var id: String
+    var customerId: String
+    var productId: String
+    var source: Source
+    /// An `Entitlement.Status` wire value.
+    var status: String
+    var willRenew: Bool
+    var isTrial: Bool
+    /// "free_trial" or "migration".
+    var trialType: String?
+    var startedAt: Int64
+    var currentPeriodEnd: Int64?
+    var trialEndsAt: Int64?
+    var cancelledAt: Int64?
+    var accessUntil: Int64?
+    var cancelReason: String?
+    var pausedAt: Int64?
+    var pauseResumesAt: Int64?
+    var gracePeriodEndsAt: Int64?
+    var pastDueSince: Int64?
+    var expirationIntent: Int?
+    var originalTransactionId: String?
+    var priceMicros: Int64
+    var currency: String
+    var updatedAt: Int64
+
+    var entitlementStatus: Entitlement.Status { Entitlement.Status(wireValue: status) }
+}
+
+struct DiscountRecord: Codable, Hashable, Sendable {
+    var id: String
+    var subscriptionId: String
+    /// Which offer created it; unique per subscription, so an offer never stacks.
+    var offerKey: String
+    var percentOff: Int?
+    var freeDays: Int?
+    /// once, repeating, forever (or "free_period").
+    var duration: String
+    var durationInMonths: Int?
+    var startsAt: Int64
+    var endsAt: Int64?
+
+    /// Whether a discount applies to a charge made at `time`.
+    func applies(at time: Int64) -> Bool {
+        guard percentOff != nil, time >= startsAt else { return false }
+        if let endsAt { return time < endsAt }
+        return duration != "once"
+    }
+}
+
+struct ChargeRecord: Codable, Hashable, Sendable {
+    var id: String
+    var subscriptionId: String
+    var amountMicros: Int64
+    var currency: String
+    var periodStart: Int64
+    var periodEnd: Int64
+    /// "paid" or "failed".
+    var status: String
+    var at: Int64
+}
+
+struct AuditRecord: Codable, Hashable, Sendable {
+    var id: String
+    var at: Int64
+    var actor: String
+    var customerId: String
+    var action: String
+    /// JSON text.
+    var parameters: String
+    var beforeState: String?
+    var afterState: String?
+    var requestId: String
+}
+
+extension Date {
+    var unixSeconds: Int64 { Int64(timeIntervalSince1970.rounded(.down)) }
+    init(unixSeconds: Int64) { self.init(timeIntervalSince1970: TimeInterval(unixSeconds)) }
+}

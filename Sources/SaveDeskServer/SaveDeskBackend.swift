@@ -1,0 +1,127 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import OpenAPIHummingbird
+import SaveDeskAPI
+
+/// The SaveDesk backend: the IAP and Desk APIs (generated from openapi.yaml) and the customer
+/// portal, on Hummingbird, over one SQLite store.
+public enum SaveDeskBackend {
+    /// A server running in the background (tests, `savedesk demo`).
+    public struct Running: Sendable {
+        public let port: Int
+        public let baseURL: String
+        let task: Task<Void, any Error>
+        let store: Store
+
+        /// Stops accepting requests, finishes those in flight, and closes the database.
+        public func stop() async {
+            task.cancel()
+            _ = await task.result
+            await store.close()
+        }
+    }
+
+    /// Runs until SIGINT or SIGTERM, then shuts down gracefully (`savedesk serve`).
+    public static func run(
+        config: ServerConfig, databasePath: String, host: String, port: Int, clock: any ServerClock = SystemClock(),
+        logger: Logger
+    ) async throws {
+        let store = try await Store.open(path: databasePath, logger: logger)
+        let (app, portal) = try makeApplication(config: config, store: store, clock: clock, host: host, port: port, logger: logger) { port in
+            logger.info("SaveDesk is listening", metadata: ["address": "http://\(host):\(port)"])
+        }
+        _ = portal
+        defer { Task { await store.close() } }
+        try await app.runService()
+    }
+
+    /// Starts in the background on `host:port` (0 = an ephemeral port) and returns once bound.
+    public static func start(
+        config: ServerConfig, databasePath: String, host: String = "127.0.0.1", port: Int = 0,
+        clock: any ServerClock = SystemClock(), logger: Logger = Logger(label: "savedesk.server")
+    ) async throws -> Running {
+        let store = try await Store.open(path: databasePath, logger: logger)
+        let (bound, continuation) = AsyncStream<Int>.makeStream()
+        let (app, _) = try makeApplication(config: config, store: store, clock: clock, host: host, port: port, logger: logger) { port in
+            continuation.yield(port)
+            continuation.finish()
+        }
+        let task = Task {
+            do {
+                try await app.runService(gracefulShutdownSignals: [])
+            } catch {
+                continuation.finish()
+                throw error
+            }
+        }
+        var iterator = bound.makeAsyncIterator()
+        guard let boundPort = await iterator.next() else {
+            try await task.value
+            throw SaveDeskError(status: 500, code: "not_started", "the server stopped before it was listening")
+        }
+        return Running(port: boundPort, baseURL: "http://\(host):\(boundPort)", task: task, store: store)
+    }
+
+    static func makeApplication(
+        config: ServerConfig, store: Store, clock: any ServerClock, host: String, port: Int, logger: Logger,
+        onRunning: @escaping @Sendable (Int) async -> Void
+    ) throws -> (some ApplicationProtocol, PortalService) {
+        let subscriptions = SubscriptionService(store: store, config: config, clock: clock)
+        let portal = PortalService(subscriptions: subscriptions)
+        let handlers = APIHandlers(service: subscriptions, desk: DeskService(subscriptions: subscriptions), portal: portal)
+
+        let router = Router()
+        router.add(middleware: EnvelopeMiddleware())
+        try handlers.registerHandlers(
+            on: router, serverURL: URL(string: "/")!,
+            middlewares: [APIMiddleware(keys: KeyRing(config.apiKeys), logger: logger)]
+        )
+        router.get("/portal/:token") { _, context -> Response in
+            html(try await portal.page(token: context.parameters.get("token") ?? ""))
+        }
+        router.post("/portal/:token/:action") { request, context -> Response in
+            html(try await portal.act(
+                token: context.parameters.get("token") ?? "", action: context.parameters.get("action") ?? "",
+                productId: request.uri.queryParameters.get("product_id") ?? ""
+            ))
+        }
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname(host, port: port), serverName: "SaveDesk"),
+            onServerRunning: { channel in
+                let boundPort = channel.localAddress?.port ?? port
+                portal.baseURL.withLock { $0 = "http://\(host):\(boundPort)" }
+                await onRunning(boundPort)
+            },
+            logger: logger
+        )
+        return (app, portal)
+    }
+
+    static func html(_ page: PortalService.Page) -> Response {
+        Response(
+            status: .init(code: page.status),
+            headers: [.contentType: "text/html; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: page.html))
+        )
+    }
+}
+
+/// Errors outside the API operations (an unknown route, a wrong method) answer with the same
+/// envelope as everything else.
+struct EnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPResponseError {
+            let status = error.status
+            let message = status == .notFound ? "no such endpoint: \(request.method) \(request.uri.path)" : "\(status.reasonPhrase)"
+            let code = status == .notFound ? "no_such_endpoint" : status == .methodNotAllowed ? "method_not_allowed" : "bad_request"
+            let body = #"{"error":"\#(message.replacingOccurrences(of: "\"", with: "'"))","code":"\#(code)"}"#
+            return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(string: body)))
+        }
+    }
+}

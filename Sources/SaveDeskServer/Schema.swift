@@ -1,0 +1,73 @@
+/// Versioned migrations of the store, applied in order at start. Plain SQL that runs on SQLite
+/// and PostgreSQL alike: TEXT keys, BIGINT Unix seconds, INTEGER flags.
+enum Schema {
+    static let migrations: [(version: Int, statements: [String])] = [
+        (1, [
+            """
+            CREATE TABLE customers (
+                id TEXT PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL, country TEXT,
+                created_at BIGINT NOT NULL, card_failing INTEGER NOT NULL DEFAULT 0)
+            """,
+            "CREATE INDEX customers_email ON customers (email)",
+            "CREATE INDEX customers_name ON customers (name)",
+            """
+            CREATE TABLE subscriptions (
+                id TEXT PRIMARY KEY, customer_id TEXT NOT NULL REFERENCES customers (id),
+                product_id TEXT NOT NULL, source TEXT NOT NULL, status TEXT NOT NULL,
+                will_renew INTEGER NOT NULL, is_trial INTEGER NOT NULL DEFAULT 0, trial_type TEXT,
+                started_at BIGINT NOT NULL, current_period_end BIGINT, trial_ends_at BIGINT,
+                cancelled_at BIGINT, access_until BIGINT, cancel_reason TEXT,
+                paused_at BIGINT, pause_resumes_at BIGINT, grace_period_ends_at BIGINT,
+                past_due_since BIGINT, expiration_intent INTEGER, original_transaction_id TEXT,
+                price_micros BIGINT NOT NULL, currency TEXT NOT NULL, updated_at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX subscriptions_customer ON subscriptions (customer_id)",
+            """
+            CREATE TABLE discounts (
+                id TEXT PRIMARY KEY, subscription_id TEXT NOT NULL REFERENCES subscriptions (id),
+                offer_key TEXT NOT NULL, percent_off INTEGER, free_days INTEGER, duration TEXT NOT NULL,
+                duration_in_months INTEGER, starts_at BIGINT NOT NULL, ends_at BIGINT,
+                UNIQUE (subscription_id, offer_key))
+            """,
+            """
+            CREATE TABLE charges (
+                id TEXT PRIMARY KEY, subscription_id TEXT NOT NULL REFERENCES subscriptions (id),
+                amount_micros BIGINT NOT NULL, currency TEXT NOT NULL, period_start BIGINT NOT NULL,
+                period_end BIGINT NOT NULL, status TEXT NOT NULL, at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX charges_subscription ON charges (subscription_id, at)",
+            """
+            CREATE TABLE cancel_flow_responses (
+                id TEXT PRIMARY KEY, customer_id TEXT NOT NULL REFERENCES customers (id),
+                product_id TEXT NOT NULL, outcome TEXT NOT NULL, offer_shown INTEGER NOT NULL,
+                offer_accepted INTEGER NOT NULL, pause_shown INTEGER NOT NULL, pause_accepted INTEGER NOT NULL,
+                pause_duration_days INTEGER, last_step_seen INTEGER NOT NULL, answers TEXT NOT NULL,
+                variant_id TEXT, actor TEXT NOT NULL, created_at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX cancel_flow_responses_created ON cancel_flow_responses (created_at)",
+            """
+            CREATE TABLE audit_events (
+                id TEXT PRIMARY KEY, at BIGINT NOT NULL, actor TEXT NOT NULL,
+                customer_id TEXT NOT NULL REFERENCES customers (id), action TEXT NOT NULL,
+                parameters TEXT NOT NULL, before_state TEXT, after_state TEXT, request_id TEXT NOT NULL)
+            """,
+            "CREATE INDEX audit_events_customer ON audit_events (customer_id, at)",
+            """
+            CREATE TABLE idempotency_records (
+                idempotency_key TEXT NOT NULL, route TEXT NOT NULL, principal TEXT NOT NULL,
+                fingerprint TEXT NOT NULL, body TEXT NOT NULL, created_at BIGINT NOT NULL,
+                PRIMARY KEY (idempotency_key, route, principal))
+            """,
+            """
+            CREATE TABLE portal_sessions (
+                token TEXT PRIMARY KEY, customer_id TEXT NOT NULL REFERENCES customers (id),
+                expires_at BIGINT NOT NULL, return_url TEXT)
+            """,
+            """
+            CREATE TABLE switch_dismissals (
+                customer_id TEXT PRIMARY KEY REFERENCES customers (id), dismissed_by TEXT NOT NULL,
+                dismissed_at BIGINT NOT NULL, variant_id TEXT)
+            """,
+        ]),
+    ]
+}

@@ -1,0 +1,58 @@
+import Foundation
+import RetentionDomain
+
+/// The server's configuration, read from TOML by `ConfigReader` and validated as a whole.
+public struct ServerConfig: Sendable {
+    /// A catalog product with its prices and tier.
+    public struct ProductConfig: Hashable, Sendable {
+        public var id: String
+        public var displayName: String
+        public var description: String
+        public var interval: BillingInterval
+        public var tier: Int
+        public var webPrice: Price?
+        public var appStorePrice: Price?
+        public var storekitProductId: String?
+        public var subscriptionGroupId: String?
+
+        /// The wire `Product`.
+        public var product: Product {
+            Product(
+                id: id, storekitProductId: storekitProductId, displayName: displayName, productDescription: description,
+                type: .autoRenewableSubscription, webPrice: webPrice, storekitPrice: appStorePrice,
+                syncedToAsc: appStorePrice != nil, billingInterval: interval, subscriptionGroupId: subscriptionGroupId
+            )
+        }
+    }
+
+    /// The cancel flow and the billing terms behind its save offer.
+    public struct CancelFlowSettings: Hashable, Sendable {
+        public var config: CancelFlow.Config
+        /// What accepting the save offer grants (nil when there is no usable offer).
+        public var offerTerms: SaveOfferTerms?
+        /// The pause option used when a request names neither days nor an option.
+        public var defaultPauseOptionId: Int?
+        /// The longest pause accepted, in days.
+        public var maxPauseDays: Int
+    }
+
+    /// Billing rules of the ledger.
+    public struct BillingSettings: Hashable, Sendable {
+        /// Days a web subscription stays `past_due` before it expires.
+        public var retryWindowDays: Int
+        public var lifecyclePolicy: Lifecycle.Policy
+        /// How long a customer-portal URL stays valid.
+        public var portalSessionMinutes: Int
+    }
+
+    public var products: [ProductConfig]
+    public var cancelFlow: CancelFlowSettings
+    public var campaign: MigrationCampaign?
+    public var apiKeys: [APIKey]
+    public var billing: BillingSettings
+
+    public func product(id: String) -> ProductConfig? { products.first { $0.id == id } }
+
+    /// Tier access levels of the catalog.
+    public var tiers: TierLadder { TierLadder(levels: Dictionary(uniqueKeysWithValues: products.map { ($0.id, $0.tier) })) }
+}

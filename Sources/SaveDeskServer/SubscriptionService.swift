@@ -1,0 +1,140 @@
+import Foundation
+import RetentionDomain
+import SQLKit
+
+/// Owns the transactions of every subscription change. Each mutation runs in one transaction
+/// that settles due billing first, applies the change, and writes its audit row and its
+/// idempotency record; any error rolls all of it back.
+final class SubscriptionService: Sendable {
+    let store: Store
+    let config: ServerConfig
+    let clock: any ServerClock
+    let ledger: BillingLedger
+
+    init(store: Store, config: ServerConfig, clock: any ServerClock) {
+        self.store = store
+        self.config = config
+        self.clock = clock
+        self.ledger = BillingLedger(config: config)
+    }
+
+    /// What a change produced: its output, and the subscription before and after for the audit.
+    struct Change<Output: Sendable>: Sendable {
+        var output: Output
+        var before: SubscriptionRecord?
+        var after: SubscriptionRecord?
+    }
+
+    // MARK: The transaction every mutation goes through
+
+    func mutate<Request: Encodable & Sendable, Output: Codable & Sendable>(
+        operation: String, request: Request, idempotencyKey: String?, customerId: String, action: String,
+        _ change: (any SQLDatabase, Int64) async throws -> Change<Output>
+    ) async throws -> Output {
+        guard let scope = RequestScope.current else { throw SaveDeskError.unauthorized("no API key") }
+        if let key = idempotencyKey, key.isEmpty || key.count > 255 {
+            throw SaveDeskError.badRequest("Idempotency-Key must be 1–255 characters", code: "invalid_idempotency_key")
+        }
+        let fingerprint = try Fingerprint.of(request)
+        let parameters = try Self.json(request)
+        return try await store.transaction { db in
+            if let key = idempotencyKey {
+                let stored = try await db.select().columns("fingerprint", "body").from("idempotency_records")
+                    .where("idempotency_key", .equal, key).where("route", .equal, operation)
+                    .where("principal", .equal, scope.principal).first()
+                if let stored {
+                    guard try stored.decode(column: "fingerprint", as: String.self) == fingerprint else {
+                        throw SaveDeskError.unprocessable(
+                            "this Idempotency-Key was already used with a different request body", code: "idempotency_key_reused"
+                        )
+                    }
+                    let body = try stored.decode(column: "body", as: String.self)
+                    return try JSONDecoder().decode(Output.self, from: Data(body.utf8))
+                }
+            }
+            let now = clock.now().unixSeconds
+            try await settle(db, customerId: customerId, now: now)
+            let result = try await change(db, now)
+            try await db.insert(AuditRecord(
+                id: AuditID.next(), at: now, actor: scope.actor, customerId: customerId,
+                action: action, parameters: parameters, beforeState: try result.before.map(Self.json),
+                afterState: try result.after.map(Self.json), requestId: scope.requestId
+            ), into: "audit_events")
+            if let key = idempotencyKey {
+                try await db.insert(into: "idempotency_records")
+                    .columns("idempotency_key", "route", "principal", "fingerprint", "body", "created_at")
+                    .values(SQLBind(key), SQLBind(operation), SQLBind(scope.principal), SQLBind(fingerprint),
+                            SQLBind(try Self.json(result.output)), SQLBind(now))
+                    .run()
+            }
+            return result.output
+        }
+    }
+
+    /// Compact JSON with snake_case keys (the wire's style) for audit rows and stored responses.
+    static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    // MARK: Lookups inside a transaction
+
+    func customer(_ db: any SQLDatabase, id: String) async throws -> CustomerRecord {
+        guard !id.isEmpty else { throw SaveDeskError.badRequest("user_id must not be empty", code: "missing_user_id") }
+        guard let customer = try await db.customer(id: id) else {
+            throw SaveDeskError.notFound("no customer with id \"\(id)\"", code: "unknown_user")
+        }
+        return customer
+    }
+
+    func product(_ id: String) throws(SaveDeskError) -> ServerConfig.ProductConfig {
+        guard let product = config.product(id: id) else {
+            throw .notFound("no product \"\(id)\" in the catalog", code: "unknown_product")
+        }
+        return product
+    }
+
+    /// The subscription an action on (customer, product) applies to: the web one when there is
+    /// one; an App-Store-only product is the customer's own to change (422 with the steps).
+    func target(
+        _ db: any SQLDatabase, customer: CustomerRecord, product: ServerConfig.ProductConfig, action: String
+    ) async throws -> SubscriptionRecord {
+        let subscriptions = try await db.subscriptions(customerId: customer.id).filter { $0.productId == product.id }
+        let web = subscriptions.filter { $0.source == .web }
+        if let live = web.last(where: { BillingLedger.liveStatuses.contains($0.entitlementStatus) }) { return live }
+        if subscriptions.contains(where: { $0.source == .appStore }) {
+            throw SaveDeskError.managedByAppStore(productName: product.displayName, action: action)
+        }
+        if let ended = web.last { return ended }
+        throw SaveDeskError.notFound("\(customer.name) has no \(product.displayName) subscription", code: "no_subscription")
+    }
+
+    /// Applies every due billing transition of a customer's subscriptions, with audit rows
+    /// written as the billing system.
+    func settle(_ db: any SQLDatabase, customerId: String, now: Int64) async throws {
+        guard let customer = try await db.customer(id: customerId) else { return }
+        for var subscription in try await db.subscriptions(customerId: customerId) where subscription.source == .web {
+            let before = subscription
+            let discounts = try await db.discounts(subscriptionId: subscription.id)
+            let (charges, steps) = ledger.settle(&subscription, discounts: discounts, cardFailing: customer.cardFailing, now: now)
+            guard subscription != before else { continue }
+            subscription.updatedAt = now
+            try await db.update(subscription)
+            for charge in charges { try await db.insert(charge, into: "charges") }
+            try await db.insert(AuditRecord(
+                id: AuditID.next(), at: now, actor: "billing", customerId: customerId,
+                action: "billing.settle", parameters: try Self.json(["steps": steps]),
+                beforeState: try Self.json(before), afterState: try Self.json(subscription),
+                requestId: RequestScope.current?.requestId ?? "billing"
+            ), into: "audit_events")
+        }
+    }
+
+    /// Settles a customer's billing outside any request (reads call this first).
+    func settle(customerId: String) async throws {
+        let now = clock.now().unixSeconds
+        try await store.transaction { db in try await settle(db, customerId: customerId, now: now) }
+    }
+}

@@ -1,0 +1,47 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SaveDeskServer
+
+/// `savedesk serve`: the backend on loopback (unless told otherwise), until SIGINT or SIGTERM.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve", abstract: "Run the SaveDesk backend (IAP and Desk APIs, customer portal)."
+    )
+
+    @Option(help: "The TOML config file.") var config: String
+    @Option(help: "The SQLite database file (created if missing).") var db: String
+    @Option(help: "The address to bind. Loopback unless you mean otherwise.") var host = "127.0.0.1"
+    @Option(help: "The port to listen on.") var port = 8080
+    @Option(help: "A seed file applied when the database has no customers yet.") var seed: String?
+    @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel: Logger.Level = .info
+
+    func run() async throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = logLevel
+            return handler
+        }
+        let logger = Logger(label: "savedesk.server")
+        let serverConfig: ServerConfig
+        do {
+            serverConfig = try ConfigReader.load(file: config)
+        } catch {
+            FileHandleOutput.standardError("\(error)\nThe server did not start.\n")
+            throw ExitCode(2)
+        }
+        if let seed {
+            let added = try await DemoSeed.apply(file: seed, config: serverConfig, databasePath: db)
+            logger.info("seed applied", metadata: ["customers_added": "\(added)"])
+        }
+        try await SaveDeskBackend.run(config: serverConfig, databasePath: db, host: host, port: port, logger: logger)
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+enum FileHandleOutput {
+    static func standardError(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}

@@ -1,0 +1,127 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import OpenAPIAsyncHTTPClient
+import OpenAPIRuntime
+import SaveDeskAPI
+import Testing
+
+@testable import SaveDeskServer
+
+/// A real SaveDesk server on an ephemeral loopback port, with the demo config and seed in a
+/// fresh directory and a manual clock, and generated clients to talk to it.
+struct TestServer {
+    static let appKey = "pk_test_savedesk_demo_app_0001"
+    static let operatorKey = "sk_test_savedesk_demo_marco_0001"
+    static let start = Date(timeIntervalSince1970: 1_795_348_800)  // 2026-11-22T12:00:00Z
+
+    let running: SaveDeskBackend.Running
+    let clock: ManualClock
+    let directory: URL
+    let config: ServerConfig
+
+    var databasePath: String { directory.appendingPathComponent("savedesk.sqlite").path }
+    var baseURL: String { running.baseURL }
+
+    static func demoConfig() throws -> ServerConfig {
+        try ConfigReader.load(file: try #require(DemoSeed.demoConfigPath))
+    }
+
+    /// Starts a server; with `directory`, on that directory's database (a restart).
+    static func start(directory: URL? = nil, clock: ManualClock? = nil, seed: Bool = true) async throws -> TestServer {
+        let directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-test-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let clock = clock ?? ManualClock(start)
+        let config = try demoConfig()
+        let path = directory.appendingPathComponent("savedesk.sqlite").path
+        if seed {
+            _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: path, now: clock.now())
+        }
+        let running = try await SaveDeskBackend.start(config: config, databasePath: path, clock: clock, logger: .init(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        return TestServer(running: running, clock: clock, directory: directory, config: config)
+    }
+
+    func stop() async { await running.stop() }
+
+    func client(key: String? = TestServer.appKey) -> Client {
+        Client(serverURL: URL(string: baseURL)!, transport: AsyncHTTPClientTransport(), middlewares: [KeyHeader(key: key)])
+    }
+
+    var app: Client { client(key: Self.appKey) }
+    var desk: Client { client(key: Self.operatorKey) }
+
+    /// A request as bytes, for what the generated client cannot send (malformed JSON, …).
+    func raw(
+        _ method: HTTPMethod, _ path: String, body: String? = nil, key: String? = TestServer.appKey,
+        headers: [String: String] = [:]
+    ) async throws -> (status: Int, body: String, headers: HTTPHeaders) {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = method
+        if let key { request.headers.add(name: "X-ZeroSettle-Key", value: key) }
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: body))
+        }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        return (Int(response.status.code), String(buffer: bytes), response.headers)
+    }
+
+    /// Direct access to the store, for checking what was written.
+    func withStore<T>(_ body: (Store) async throws -> T) async throws -> T {
+        let store = try await Store.open(path: databasePath, logger: .init(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        do {
+            let result = try await body(store)
+            await store.close()
+            return result
+        } catch {
+            await store.close()
+            throw error
+        }
+    }
+}
+
+import Logging
+
+/// Sends the API key the way the SDK does.
+struct KeyHeader: ClientMiddleware {
+    let key: String?
+
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        if let key { request.headerFields[HTTPField.Name("X-ZeroSettle-Key")!] = key }
+        return try await next(request, body, baseURL)
+    }
+}
+
+/// The error of any generated operation output (its `default` case), or nil on success.
+func failure(_ output: Any) -> (status: Int, body: Components.Schemas.ErrorBody)? {
+    let mirror = Mirror(reflecting: output)
+    guard let child = mirror.children.first, child.label == "default" else { return nil }
+    let parts = Mirror(reflecting: child.value).children.map(\.value)
+    guard parts.count == 2, let status = parts[0] as? Int, let response = parts[1] as? Components.Responses._Error,
+        let body = try? response.body.json
+    else { return nil }
+    return (status, body)
+}
+
+/// Asserts an operation failed with this status and code; returns the error body.
+@discardableResult
+func expectFailure(
+    _ output: Any, status: Int, code: String, sourceLocation: SourceLocation = #_sourceLocation
+) -> Components.Schemas.ErrorBody? {
+    guard let (actualStatus, body) = failure(output) else {
+        Issue.record("expected \(status) \(code), got success: \(output)", sourceLocation: sourceLocation)
+        return nil
+    }
+    #expect(actualStatus == status, "status", sourceLocation: sourceLocation)
+    #expect(body.code == code, "\(body.error)", sourceLocation: sourceLocation)
+    #expect(!body.error.isEmpty, sourceLocation: sourceLocation)
+    return body
+}
