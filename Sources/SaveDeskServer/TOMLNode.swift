@@ -133,13 +133,12 @@ struct TOMLNode {
         return nil
     }
 
-    /// A price written as text ("7.99") in `currency`, as micros.
+    /// A price written as text ("7.99") in `currency`, as micros. Numbers are refused: a TOML
+    /// float cannot hold every price exactly.
     func price(_ key: String, currency: String) -> Price? {
-        guard let text = string(key, required: false) else {
-            if let value = table[key], value.string == nil {
-                // Already reported by `string`; a float would lose cents.
-                _ = value
-            }
+        guard let value = table[key] else { return nil }
+        guard let text = value.string else {
+            issues.add(child(key), "write the price as text, such as \"7.99\" (got \(value.type))")
             return nil
         }
         guard let micros = Self.micros(text) else {

@@ -1,0 +1,82 @@
+import Foundation
+import SaveDeskAPI
+import Testing
+
+@testable import SaveDeskServer
+
+@Suite("Customer portal")
+struct PortalTests {
+    func session(_ server: TestServer, user: String = "cus_ava") async throws -> (path: String, expires: Date?) {
+        let session = try await server.app.createCustomerPortalSession(
+            body: .json(.init(userId: user, returnUrl: "https://reader.example.com/account"))
+        ).ok.body.json
+        let url = try #require(URL(string: session.portalUrl))
+        #expect(session.portalUrl.hasPrefix(server.baseURL + "/portal/"), "served by SaveDesk itself")
+        return (url.path, session.expiresAt)
+    }
+
+    @Test func aPortalPageShowsTheCustomersSubscriptionsAndActs() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let (path, expires) = try await session(server)
+        #expect(expires == TestServer.start.addingTimeInterval(30 * 60))
+        let page = try await server.raw(.GET, path, key: nil)
+        #expect(page.status == 200)
+        #expect(page.headers.first(name: "Content-Type")?.hasPrefix("text/html") == true)
+        #expect(page.body.contains("Billing for Ava Thompson"))
+        #expect(page.body.contains("Premium Monthly</strong> (Web) — Active · renews Dec 4, 2026"))
+        #expect(page.body.contains("Cancel at period end"))
+        #expect(page.body.contains("https://reader.example.com/account"))
+
+        let cancelled = try await server.raw(.POST, path + "/cancel?product_id=premium_monthly", key: nil)
+        #expect(cancelled.status == 200)
+        #expect(cancelled.body.contains("Cancelled. You keep access until Dec 4, 2026."))
+        #expect(cancelled.body.contains("Cancels on Dec 4, 2026"))
+        let event = try await server.desk.getCustomerTimeline(path: .init(customerId: "cus_ava")).ok.body.json.events[0]
+        #expect(event.action == "subscription.cancel_at_period_end" && event.actor == "customer (portal)")
+        let entitlement = try await server.app.getEntitlements(query: .init(userId: "cus_ava")).ok.body.json.entitlements[0]
+        #expect(!entitlement.willRenew)
+    }
+
+    @Test func pausedCustomersCanResumeAndAppStoreOnesAreToldWhere() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let (emma, _) = try await session(server, user: "cus_emma")
+        let page = try await server.raw(.GET, emma, key: nil)
+        #expect(page.body.contains("Resume now"))
+        let resumed = try await server.raw(.POST, emma + "/resume?product_id=premium_yearly", key: nil)
+        #expect(resumed.body.contains("Your subscription is running again."))
+        let (chloe, _) = try await session(server, user: "cus_chloe")
+        let apple = try await server.raw(.GET, chloe, key: nil)
+        #expect(apple.body.contains("Manage this one in the App Store"))
+        #expect(!apple.body.contains("Cancel at period end"))
+        let refused = try await server.raw(.POST, chloe + "/cancel?product_id=premium_monthly", key: nil)
+        #expect(refused.status == 422)
+        #expect(refused.body.contains("billed by the App Store"))
+    }
+
+    @Test func forgedAndExpiredLinksGetClearPages() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let forged = try await server.raw(.GET, "/portal/" + String(repeating: "ab", count: 32), key: nil)
+        #expect(forged.status == 404 && forged.body.contains("Link not recognised"))
+        let junk = try await server.raw(.GET, "/portal/../../etc/passwd", key: nil)
+        #expect(junk.status == 404)
+        let (path, _) = try await session(server)
+        server.clock.advance(by: 31 * 60)
+        let expired = try await server.raw(.GET, path, key: nil)
+        #expect(expired.status == 410 && expired.body.contains("Link expired"))
+        let action = try await server.raw(.POST, path + "/cancel?product_id=premium_monthly", key: nil)
+        #expect(action.status == 410)
+        let entitlement = try await server.app.getEntitlements(query: .init(userId: "cus_ava")).ok.body.json.entitlements[0]
+        #expect(entitlement.willRenew, "an expired link changes nothing")
+    }
+
+    @Test func sessionsNeedAKnownCustomerAndAnAbsoluteReturnURL() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        expectFailure(try await server.app.createCustomerPortalSession(body: .json(.init(userId: "cus_nobody"))), status: 404, code: "unknown_user")
+        expectFailure(try await server.app.createCustomerPortalSession(body: .json(.init(userId: "cus_ava", returnUrl: "account"))),
+                      status: 400, code: "invalid_return_url")
+    }
+}
