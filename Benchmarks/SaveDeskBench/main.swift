@@ -1,0 +1,158 @@
+// `make bench`: request throughput and latency of the SaveDesk backend next to a bare
+// Hummingbird route, in the same process and run, over loopback. Not a test: it reports
+// figures (median and spread over runs) and the machine they were taken on.
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import NIOHTTP1
+import SaveDeskServer
+import Synchronization
+
+struct Scenario {
+    var name: String
+    var method: HTTPMethod
+    var path: String
+    /// A body for request number `n` (unique idempotency keys need unique requests).
+    var body: (@Sendable (Int) -> String)?
+    var headers: [(String, String)]
+}
+
+struct RunResult {
+    var requests: Int
+    var seconds: Double
+    var latencies: [Double]  // milliseconds, sorted
+    var failures: Int
+
+    var throughput: Double { Double(requests) / seconds }
+    func percentile(_ p: Double) -> Double {
+        guard !latencies.isEmpty else { return .nan }
+        return latencies[min(latencies.count - 1, Int((Double(latencies.count) * p).rounded(.up)) - 1)]
+    }
+}
+
+func argument(_ name: String, default value: Int) -> Int {
+    let arguments = CommandLine.arguments
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let number = Int(arguments[index + 1]) else {
+        return value
+    }
+    return number
+}
+
+let seconds = Double(argument("--seconds", default: 4))
+let concurrency = argument("--concurrency", default: 16)
+let runs = argument("--runs", default: 3)
+
+func run(_ scenario: Scenario, baseURL: String, client: HTTPClient) async -> RunResult {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    let counter = Counter()
+    let start = ContinuousClock.now
+    let perWorker = await withTaskGroup(of: ([Double], Int).self) { group in
+        for _ in 0..<concurrency {
+            group.addTask {
+                var latencies: [Double] = []
+                var failures = 0
+                while ContinuousClock.now < deadline {
+                    let n = counter.next()
+                    var request = HTTPClientRequest(url: baseURL + scenario.path)
+                    request.method = scenario.method
+                    for (name, value) in scenario.headers { request.headers.add(name: name, value: value) }
+                    if let body = scenario.body?(n) {
+                        request.headers.add(name: "Content-Type", value: "application/json")
+                        request.headers.add(name: "Idempotency-Key", value: "bench-\(n)-\(UUID().uuidString)")
+                        request.body = .bytes(ByteBuffer(string: body))
+                    }
+                    let began = ContinuousClock.now
+                    do {
+                        let response = try await client.execute(request, timeout: .seconds(10))
+                        _ = try await response.body.collect(upTo: 1 << 20)
+                        if response.status != .ok { failures += 1 }
+                    } catch {
+                        failures += 1
+                    }
+                    let elapsed = ContinuousClock.now - began
+                    latencies.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+                }
+                return (latencies, failures)
+            }
+        }
+        return await group.reduce(into: [([Double], Int)]()) { $0.append($1) }
+    }
+    let elapsed = ContinuousClock.now - start
+    let all = perWorker.flatMap(\.0).sorted()
+    return RunResult(
+        requests: all.count, seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
+        latencies: all, failures: perWorker.map(\.1).reduce(0, +)
+    )
+}
+
+/// Numbers the requests of a run across its workers.
+final class Counter: Sendable {
+    private let value = Mutex(0)
+    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+}
+
+func machine() -> String {
+    let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+    let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }?
+        .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
+    return "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(model), \(ProcessInfo.processInfo.physicalMemory >> 30) GiB"
+}
+
+LoggingSystem.bootstrap { _ in SwiftLogNoOpLogHandler() }
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-bench-\(UUID())")
+try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+let database = directory.appendingPathComponent("bench.sqlite").path
+guard let configPath = DemoSeed.demoConfigPath, let seedPath = DemoSeed.demoSeedPath else { fatalError("demo files missing") }
+let config = try ConfigReader.load(file: configPath)
+_ = try await DemoSeed.apply(file: seedPath, config: config, databasePath: database)
+let savedesk = try await SaveDeskBackend.start(config: config, databasePath: database)
+
+let router = Router()
+router.get("/bare") { _, _ in "ok" }
+let (barePort, bound) = AsyncStream<Int>.makeStream()
+let bareApp = Application(
+    router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+    onServerRunning: { channel in bound.yield(channel.localAddress?.port ?? 0); bound.finish() }
+)
+let bareTask = Task { try await bareApp.runService(gracefulShutdownSignals: []) }
+var bareURL = "http://127.0.0.1:0"
+for await port in barePort {
+    bareURL = "http://127.0.0.1:\(port)"
+    break
+}
+
+let key = [("X-ZeroSettle-Key", "pk_test_savedesk_demo_app_0001")]
+let respondBody: @Sendable (Int) -> String = { _ in
+    #"{"user_id":"cus_ava","product_id":"premium_monthly","outcome":"retained","offer_shown":true,"offer_accepted":true,"pause_shown":false,"pause_accepted":false,"last_step_seen":3,"answers":[{"question_id":1,"selected_option_id":11}]}"#
+}
+let scenarios: [(Scenario, String)] = [
+    (Scenario(name: "bare Hummingbird GET /bare", method: .GET, path: "/bare", body: nil, headers: []), bareURL),
+    (Scenario(name: "GET /v1/iap/cancel-flow", method: .GET, path: "/v1/iap/cancel-flow", body: nil, headers: key), savedesk.baseURL),
+    (Scenario(name: "POST /v1/iap/cancel-flow/respond (durable)", method: .POST, path: "/v1/iap/cancel-flow/respond",
+              body: respondBody, headers: key), savedesk.baseURL),
+]
+
+var configuration = HTTPClient.Configuration()
+configuration.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: concurrency)
+let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+
+print("SaveDesk bench · \(machine()) · \(concurrency) concurrent clients · \(runs) runs of \(Int(seconds)) s each")
+print("scenario".padding(toLength: 44, withPad: " ", startingAt: 0) + "  req/s median (min–max)      p50 ms   p99 ms  failures")
+for (scenario, baseURL) in scenarios {
+    _ = await run(Scenario(name: "", method: scenario.method, path: scenario.path, body: scenario.body, headers: scenario.headers),
+                  baseURL: baseURL, client: client)  // warm-up
+    var results: [RunResult] = []
+    for _ in 0..<runs { results.append(await run(scenario, baseURL: baseURL, client: client)) }
+    let throughputs = results.map(\.throughput).sorted()
+    let median = results.sorted { $0.throughput < $1.throughput }[results.count / 2]
+    let line = scenario.name.padding(toLength: 44, withPad: " ", startingAt: 0)
+        + String(format: "  %8.0f (%6.0f–%6.0f)   %7.2f  %7.2f  %d", throughputs[throughputs.count / 2], throughputs.first!,
+                 throughputs.last!, median.percentile(0.5), median.percentile(0.99), results.map(\.failures).reduce(0, +))
+    print(line)
+}
+try await client.shutdown()
+bareTask.cancel()
+await savedesk.stop()
+try? FileManager.default.removeItem(at: directory)

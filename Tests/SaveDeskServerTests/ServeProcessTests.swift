@@ -1,0 +1,67 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import Testing
+
+@testable import SaveDeskServer
+
+/// `savedesk serve` as a real process: binds loopback, serves, and shuts down cleanly on signals.
+@Suite("savedesk serve")
+struct ServeProcessTests {
+    struct Launched {
+        var process: Process
+        var log: URL
+        var port: Int
+    }
+
+    func launch(_ directory: URL) async throws -> Launched {
+        let log = directory.appendingPathComponent("serve.log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        let process = Process()
+        process.executableURL = ConfigValidationTests.savedesk
+        process.arguments = [
+            "serve", "--config", try #require(DemoSeed.demoConfigPath), "--db", directory.appendingPathComponent("db.sqlite").path,
+            "--seed", try #require(DemoSeed.demoSeedPath), "--port", "0",
+        ]
+        process.environment = ["SWIFT_BACKTRACE": "interactive=no"]
+        process.standardError = try FileHandle(forWritingTo: log)
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // Poll the log for the bound address, with a bound.
+        for _ in 0..<200 {
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            if let range = text.range(of: #"address=http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                let port = Int(text[range].split(separator: ":").last ?? "") ?? 0
+                return Launched(process: process, log: log, port: port)
+            }
+            if !process.isRunning { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        process.terminate()
+        Issue.record("the server did not report its address: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        throw CancellationError()
+    }
+
+    func waitForExit(_ process: Process) async throws -> Int32 {
+        for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!process.isRunning, "the server stopped")
+        return process.terminationStatus
+    }
+
+    @Test(arguments: [SIGTERM, SIGINT])
+    func servesOnLoopbackAndStopsGracefully(signal: Int32) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-serve-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let server = try await launch(directory)
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(server.port)/v1/iap/cancel-flow/")
+        request.headers.add(name: "X-ZeroSettle-Key", value: TestServer.appKey)
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        #expect(response.status.code == 200)
+        #expect(String(buffer: try await response.body.collect(upTo: 1 << 20)).contains("questions"))
+        kill(server.process.processIdentifier, signal)
+        #expect(try await waitForExit(server.process) == 0)
+        let log = try String(contentsOf: server.log, encoding: .utf8)
+        #expect(log.contains("customers_added=15"))
+        #expect(log.contains("Server started and listening on 127.0.0.1"), "loopback by default")
+    }
+}
