@@ -33,8 +33,14 @@ public enum SaveDeskBackend {
             logger.info("SaveDesk is listening", metadata: ["address": "http://\(host):\(port)"])
         }
         _ = portal
-        defer { Task { await store.close() } }
-        try await app.runService()
+        do {
+            try await app.runService()
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
+        logger.info("SaveDesk stopped")
     }
 
     /// Starts in the background on `host:port` (0 = an ephemeral port) and returns once bound.

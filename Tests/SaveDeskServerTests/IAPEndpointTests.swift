@@ -124,6 +124,24 @@ struct IAPEndpointTests {
         #expect(timeline.events.contains { $0.action == "billing.settle" && $0.actor == "billing" })
     }
 
+    @Test func pauseUntilAFixedDate() async throws {
+        var config = try TestServer.demoConfig()
+        let newYear = try #require(WireFormat.parseDate("2027-01-01T00:00:00Z"))
+        config.cancelFlow.config.pause?.options.append(
+            .init(id: 9, order: 9, label: "Until the new year", durationType: .fixedDate, resumeDate: newYear)
+        )
+        let server = try await TestServer.start(config: config)
+        defer { Task { await server.stop() } }
+        let paused = try await server.app.pauseSubscription(body: .json(.init(userId: "cus_ava", productId: "premium_monthly", pauseOptionId: 9)))
+        // Nov 22 12:00 → Jan 1 00:00 is 39.5 days: the pause lasts 40 whole days.
+        #expect(try paused.ok.body.json.resumesAt == TestServer.start.addingTimeInterval(40 * 86_400))
+        let published = try await server.app.getCancelFlowConfig().ok.body.json
+        #expect(published.pause?.options.last?.resumeDate == newYear)
+        server.clock.set(newYear.addingTimeInterval(86_400))
+        let past = try await server.app.pauseSubscription(body: .json(.init(userId: "cus_george", productId: "premium_monthly", pauseOptionId: 9)))
+        expectFailure(past, status: 422, code: "pause_option_expired")
+    }
+
     @Test func appStoreOnlySubscriptionsAreTheCustomers() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
@@ -173,6 +191,19 @@ struct IAPEndpointTests {
         #expect(error.code == code, "\(error.error)")
         let status = try await server.app.getEntitlements(query: .init(userId: "cus_ava")).ok.body.json.entitlements[0].status
         #expect(status == "active", "nothing was written")
+    }
+
+    @Test func queryAndContentTypeMistakesAre400() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let badPage = try await server.raw(.GET, "/v1/desk/customers?per_page=lots", key: TestServer.operatorKey)
+        #expect(badPage.status == 400 && badPage.body.contains("invalid_request"))
+        let missingUser = try await server.raw(.GET, "/v1/iap/entitlements")
+        #expect(missingUser.status == 400)
+        let text = try await server.raw(.POST, "/v1/iap/subscriptions/resume", body: nil, headers: ["Content-Type": "text/plain"])
+        #expect(text.status == 400)
+        let tooMany = try await server.raw(.GET, "/v1/desk/customers?per_page=1000", key: TestServer.operatorKey)
+        #expect(tooMany.status == 400 && tooMany.body.contains("per_page must be between 1 and 100"))
     }
 
     @Test func errorMessagesNameTheField() async throws {

@@ -30,11 +30,13 @@ struct TestServer {
     }
 
     /// Starts a server; with `directory`, on that directory's database (a restart).
-    static func start(directory: URL? = nil, clock: ManualClock? = nil, seed: Bool = true) async throws -> TestServer {
+    static func start(
+        directory: URL? = nil, clock: ManualClock? = nil, seed: Bool = true, config: ServerConfig? = nil
+    ) async throws -> TestServer {
         let directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-test-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let clock = clock ?? ManualClock(start)
-        let config = try demoConfig()
+        let config = try config ?? demoConfig()
         let path = directory.appendingPathComponent("savedesk.sqlite").path
         if seed {
             _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: path, now: clock.now())
