@@ -9,21 +9,32 @@ struct APIHandlers: APIProtocol {
     let service: SubscriptionService
     let desk: DeskService
     let portal: PortalService
+    /// The catalog and the cancel flow do not change while the server runs: converted once.
+    let products: Schemas.ProductsResponse
+    let cancelFlowConfig: Schemas.CancelFlowConfig
 
-    var config: ServerConfig { service.config }
+    init(service: SubscriptionService, desk: DeskService, portal: PortalService) throws {
+        self.service = service
+        self.desk = desk
+        self.portal = portal
+        let config = service.config
+        products = Schemas.ProductsResponse(
+            products: try config.products.map { try WireMapping.convert($0.product) },
+            config: .init(
+                checkout: .init(enabled: config.products.contains { $0.webPrice != nil }),
+                migration: try config.campaign.map { try WireMapping.convert($0) },
+                offer: try config.cancelFlow.config.offer.map { try WireMapping.convert($0) }
+            )
+        )
+        cancelFlowConfig = try WireMapping.convert(config.cancelFlow.config)
+    }
 
     func getProducts(_ input: Operations.GetProducts.Input) async throws -> Operations.GetProducts.Output {
-        let products = try config.products.map { try WireMapping.convert($0.product, to: Schemas.Product.self) }
-        let offer = try config.cancelFlow.config.offer.map { try WireMapping.convert($0, to: Schemas.CancelFlowOffer.self) }
-        let migration = try config.campaign.map { try WireMapping.convert($0, to: Schemas.MigrationCampaign.self) }
-        return .ok(.init(body: .json(.init(
-            products: products,
-            config: .init(checkout: .init(enabled: config.products.contains { $0.webPrice != nil }), migration: migration, offer: offer)
-        ))))
+        .ok(.init(body: .json(products)))
     }
 
     func getCancelFlowConfig(_ input: Operations.GetCancelFlowConfig.Input) async throws -> Operations.GetCancelFlowConfig.Output {
-        .ok(.init(body: .json(try WireMapping.convert(config.cancelFlow.config))))
+        .ok(.init(body: .json(cancelFlowConfig)))
     }
 
     func acceptSaveOffer(_ input: Operations.AcceptSaveOffer.Input) async throws -> Operations.AcceptSaveOffer.Output {

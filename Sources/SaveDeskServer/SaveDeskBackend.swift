@@ -76,7 +76,7 @@ public enum SaveDeskBackend {
     ) throws -> (some ApplicationProtocol, PortalService) {
         let subscriptions = SubscriptionService(store: store, config: config, clock: clock)
         let portal = PortalService(subscriptions: subscriptions)
-        let handlers = APIHandlers(service: subscriptions, desk: DeskService(subscriptions: subscriptions), portal: portal)
+        let handlers = try APIHandlers(service: subscriptions, desk: DeskService(subscriptions: subscriptions), portal: portal)
 
         let router = Router()
         router.add(middleware: EnvelopeMiddleware())

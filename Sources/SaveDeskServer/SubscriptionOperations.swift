@@ -7,32 +7,44 @@ import SaveDeskAPI
 extension SubscriptionService {
     typealias Schemas = Components.Schemas
 
+    /// One change to the subscription a (customer, product) request targets: load it, let the
+    /// ledger change it, save it, and audit it with its before and after, in one transaction.
+    func changeSubscription<Request: Encodable & Sendable, Output: Codable & Sendable>(
+        operation: String, request: Request, idempotencyKey: String?, userId: String, product: ServerConfig.ProductConfig,
+        action: String, verb: String,
+        _ body: (inout SubscriptionRecord, any SQLDatabase, Int64) async throws -> Output
+    ) async throws -> Output {
+        try await mutate(
+            operation: operation, request: request, idempotencyKey: idempotencyKey, customerId: userId, action: action
+        ) { db, now in
+            let customer = try await customer(db, id: userId)
+            var subscription = try await target(db, customer: customer, product: product, action: verb)
+            let before = subscription
+            let output = try await body(&subscription, db, now)
+            if subscription != before {
+                subscription.updatedAt = now
+                try await db.update(subscription)
+            }
+            return Change(output: output, before: before, after: subscription)
+        }
+    }
+
     func acceptSaveOffer(_ request: Schemas.UserProductRequest, idempotencyKey: String?) async throws -> Schemas.SaveOfferResult {
         let product = try product(request.productId)
         guard let offer = config.cancelFlow.config.offer, offer.enabled, let terms = config.cancelFlow.offerTerms else {
             throw SaveDeskError.unprocessable("the cancel flow has no save offer enabled", code: "no_offer")
         }
-        return try await mutate(
-            operation: "acceptSaveOffer", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
-            action: "subscription.accept_offer"
-        ) { db, now in
-            let customer = try await customer(db, id: request.userId)
-            var subscription = try await target(db, customer: customer, product: product, action: "discount")
-            let before = subscription
+        return try await changeSubscription(
+            operation: "acceptSaveOffer", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
+            product: product, action: "subscription.accept_offer", verb: "discount"
+        ) { subscription, db, now in
             let existing = try await db.discounts(subscriptionId: subscription.id)
             let (discount, result) = try ledger.acceptOffer(
                 &subscription, terms: terms, existing: existing, productName: product.displayName, now: now
             )
             if let discount { try await db.insert(discount, into: "discounts") }
-            if subscription != before {
-                subscription.updatedAt = now
-                try await db.update(subscription)
-            }
-            return Change(
-                output: Schemas.SaveOfferResult(
-                    message: result.message, discountPercent: result.discountPercent, durationMonths: result.durationMonths
-                ),
-                before: before, after: subscription
+            return Schemas.SaveOfferResult(
+                message: result.message, discountPercent: result.discountPercent, durationMonths: result.durationMonths
             )
         }
     }
@@ -61,36 +73,23 @@ extension SubscriptionService {
             }
             days = optionDays
         }
-        return try await mutate(
-            operation: "pauseSubscription", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
-            action: "subscription.pause"
-        ) { db, now in
-            let customer = try await customer(db, id: request.userId)
-            var subscription = try await target(db, customer: customer, product: product, action: "pause")
-            let before = subscription
+        return try await changeSubscription(
+            operation: "pauseSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
+            product: product, action: "subscription.pause", verb: "pause"
+        ) { subscription, _, now in
             let resumes = try ledger.pause(&subscription, days: days, productName: product.displayName, now: now)
-            subscription.updatedAt = now
-            try await db.update(subscription)
-            return Change(output: Schemas.PauseResponse(resumesAt: Date(unixSeconds: resumes)), before: before, after: subscription)
+            return Schemas.PauseResponse(resumesAt: Date(unixSeconds: resumes))
         }
     }
 
     func resumeSubscription(_ request: Schemas.UserProductRequest, idempotencyKey: String?) async throws -> Schemas.ResumeResponse {
         let product = try product(request.productId)
-        return try await mutate(
-            operation: "resumeSubscription", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
-            action: "subscription.resume"
-        ) { db, now in
-            let customer = try await customer(db, id: request.userId)
-            var subscription = try await target(db, customer: customer, product: product, action: "resume")
-            let before = subscription
+        return try await changeSubscription(
+            operation: "resumeSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
+            product: product, action: "subscription.resume", verb: "resume"
+        ) { subscription, _, now in
             try ledger.resume(&subscription, productName: product.displayName, now: now)
-            subscription.updatedAt = now
-            try await db.update(subscription)
-            return Change(
-                output: Schemas.ResumeResponse(status: subscription.status, resumedAt: Date(unixSeconds: now)),
-                before: before, after: subscription
-            )
+            return Schemas.ResumeResponse(status: subscription.status, resumedAt: Date(unixSeconds: now))
         }
     }
 
@@ -99,25 +98,16 @@ extension SubscriptionService {
     ) async throws -> Schemas.CancelResponse {
         let product = try product(request.productId)
         let immediate = request.immediate ?? false
-        return try await mutate(
-            operation: "cancelSubscription", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
-            action: immediate ? "subscription.cancel_now" : "subscription.cancel_at_period_end"
-        ) { db, now in
-            let customer = try await customer(db, id: request.userId)
-            var subscription = try await target(db, customer: customer, product: product, action: "cancel")
-            let before = subscription
-            let latestReason = try await latestCancelReason(db, customerId: customer.id, productId: product.id)
+        return try await changeSubscription(
+            operation: "cancelSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
+            product: product, action: immediate ? "subscription.cancel_now" : "subscription.cancel_at_period_end", verb: "cancel"
+        ) { subscription, db, now in
+            let latestReason = try await latestCancelReason(db, customerId: request.userId, productId: product.id)
             let (cancelledAt, accessUntil) = try ledger.cancel(
                 &subscription, immediate: immediate, reason: reason ?? latestReason, productName: product.displayName, now: now
             )
-            subscription.updatedAt = now
-            try await db.update(subscription)
-            return Change(
-                output: Schemas.CancelResponse(
-                    status: subscription.status, cancelledAt: Date(unixSeconds: cancelledAt),
-                    accessUntil: Date(unixSeconds: accessUntil)
-                ),
-                before: before, after: subscription
+            return Schemas.CancelResponse(
+                status: subscription.status, cancelledAt: Date(unixSeconds: cancelledAt), accessUntil: Date(unixSeconds: accessUntil)
             )
         }
     }
@@ -126,21 +116,13 @@ extension SubscriptionService {
         _ request: Schemas.UserProductRequest, idempotencyKey: String?
     ) async throws -> Schemas.ReactivateResponse {
         let product = try product(request.productId)
-        return try await mutate(
-            operation: "reactivateSubscription", request: request, idempotencyKey: idempotencyKey,
-            customerId: request.userId, action: "subscription.reactivate"
-        ) { db, now in
-            let customer = try await customer(db, id: request.userId)
-            var subscription = try await target(db, customer: customer, product: product, action: "reactivate")
-            let before = subscription
+        return try await changeSubscription(
+            operation: "reactivateSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
+            product: product, action: "subscription.reactivate", verb: "reactivate"
+        ) { subscription, _, _ in
             try ledger.reactivate(&subscription, productName: product.displayName)
-            subscription.updatedAt = now
-            try await db.update(subscription)
-            return Change(
-                output: Schemas.ReactivateResponse(
-                    status: subscription.status, renewsAt: subscription.currentPeriodEnd.map(Date.init(unixSeconds:))
-                ),
-                before: before, after: subscription
+            return Schemas.ReactivateResponse(
+                status: subscription.status, renewsAt: subscription.currentPeriodEnd.map(Date.init(unixSeconds:))
             )
         }
     }
