@@ -22,7 +22,14 @@ public final class Store: Sendable {
 
     /// Opens (creating if needed) the database at `path` and applies pending migrations.
     public static func open(path: String, logger: Logger) async throws -> Store {
-        let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let connection: SQLiteConnection
+        do {
+            connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+        } catch {
+            throw SaveDeskError(status: 500, code: "database_unavailable", "cannot open the database at \(path): \(error)")
+        }
         let store = Store(connection: connection, logger: logger)
         try await store.exclusive { db in
             _ = try await db.raw("PRAGMA journal_mode=WAL").all()
