@@ -89,6 +89,17 @@ public enum AppStore {
         }
     }
 
+    /// What a customer does to cancel an App Store subscription themselves: only they can, in
+    /// Settings. Read out by agents and shown on the switch-and-save "cancel Apple billing" step.
+    public static func cancellationSteps(productName: String) -> [String] {
+        [
+            "Open the Settings app on the iPhone or iPad.",
+            "Tap your name, then Subscriptions.",
+            "Choose \(productName).",
+            "Tap Cancel Subscription, then confirm.",
+        ]
+    }
+
     /// `apple_subscription` in a `user-offer` response.
     public struct SubscriptionSummary: Codable, Hashable, Sendable {
         public var isActive: Bool

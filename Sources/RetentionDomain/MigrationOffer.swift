@@ -49,6 +49,43 @@ public enum MigrationOffer {
         }
     }
 
+    /// The copy of every step of the offer (`display` in a `user-offer` response): the campaign's
+    /// prompt for the offer itself, and the seed's words for the later steps.
+    public struct DisplayCopy: Codable, Hashable, Sendable {
+        public var title: String
+        public var body: String
+        public var ctaText: String
+        public var dismissText: String
+        public var acceptedTitle: String
+        public var acceptedBody: String
+        public var completedTitle: String
+        public var completedBody: String
+        public var appleCancelInstructions: String
+
+        public init(prompt: Prompt, productName: String) {
+            title = prompt.title
+            body = prompt.message
+            ctaText = prompt.ctaText
+            dismissText = "Not now"
+            acceptedTitle = "Almost done!"
+            acceptedBody = "Cancel your Apple subscription to start saving."
+            completedTitle = "You're all set!"
+            completedBody = "Saving \(prompt.discountPercent)% forever."
+            appleCancelInstructions = AppStore.cancellationSteps(productName: productName).joined(separator: "\n")
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case title, body
+            case ctaText = "cta_text"
+            case dismissText = "dismiss_text"
+            case acceptedTitle = "accepted_title"
+            case acceptedBody = "accepted_body"
+            case completedTitle = "completed_title"
+            case completedBody = "completed_body"
+            case appleCancelInstructions = "apple_cancel_instructions"
+        }
+    }
+
     /// Everything needed to render the offer, available from `eligible` on.
     public struct OfferData: Codable, Hashable, Sendable {
         public var prompt: Prompt

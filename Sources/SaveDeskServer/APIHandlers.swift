@@ -9,6 +9,8 @@ struct APIHandlers: APIProtocol {
     let service: SubscriptionService
     let desk: DeskService
     let portal: PortalService
+    let switchAndSave: SwitchAndSaveService
+    let analytics: AnalyticsService
     /// The catalog and the cancel flow do not change while the server runs: converted once.
     let products: Schemas.ProductsResponse
     let cancelFlowConfig: Schemas.CancelFlowConfig
@@ -17,6 +19,8 @@ struct APIHandlers: APIProtocol {
         self.service = service
         self.desk = desk
         self.portal = portal
+        switchAndSave = SwitchAndSaveService(subscriptions: service)
+        analytics = AnalyticsService(store: service.store, config: service.config)
         let config = service.config
         products = Schemas.ProductsResponse(
             products: try config.products.map { try WireMapping.convert($0.product) },
@@ -98,5 +102,28 @@ struct APIHandlers: APIProtocol {
 
     func getCustomerTimeline(_ input: Operations.GetCustomerTimeline.Input) async throws -> Operations.GetCustomerTimeline.Output {
         .ok(.init(body: .json(try await desk.timeline(customerId: input.path.customerId, limit: input.query.limit ?? 100))))
+    }
+
+    func getUserOffer(_ input: Operations.GetUserOffer.Input) async throws -> Operations.GetUserOffer.Output {
+        .ok(.init(body: .json(try await switchAndSave.userOffer(userId: input.query.userId))))
+    }
+
+    func recordOfferDismissed(_ input: Operations.RecordOfferDismissed.Input) async throws -> Operations.RecordOfferDismissed.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await switchAndSave.recordDismissal(body, idempotencyKey: input.headers.idempotencyKey))))
+    }
+
+    func resetOfferDismissal(_ input: Operations.ResetOfferDismissal.Input) async throws -> Operations.ResetOfferDismissal.Output {
+        .ok(.init(body: .json(
+            try await switchAndSave.resetDismissal(customerId: input.path.customerId, idempotencyKey: input.headers.idempotencyKey)
+        )))
+    }
+
+    func getCancelFlowAnalytics(
+        _ input: Operations.GetCancelFlowAnalytics.Input
+    ) async throws -> Operations.GetCancelFlowAnalytics.Output {
+        .ok(.init(body: .json(
+            try await analytics.cancelFlow(from: input.query.from, to: input.query.to, operatorName: input.query._operator)
+        )))
     }
 }

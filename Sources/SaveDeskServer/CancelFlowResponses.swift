@@ -15,19 +15,26 @@ extension SubscriptionService {
             customerId: response.userId, action: "cancel_flow.response"
         ) { db, now in
             _ = try await customer(db, id: response.userId)
+            let id = "cr_" + UUID().uuidString.lowercased()
+            let actor = RequestScope.current?.actor ?? "app"
             try await db.insert(into: "cancel_flow_responses")
                 .columns(
                     "id", "customer_id", "product_id", "outcome", "offer_shown", "offer_accepted", "pause_shown",
                     "pause_accepted", "pause_duration_days", "last_step_seen", "answers", "variant_id", "actor", "created_at"
                 )
                 .values(
-                    SQLBindings.of("cr_" + UUID().uuidString.lowercased(), response.userId, response.productId,
+                    SQLBindings.of(id, response.userId, response.productId,
                                    response.outcome.rawValue, response.offerShown, response.offerAccepted,
                                    response.pauseShown, response.pauseAccepted, response.pauseDurationDays,
-                                   response.lastStepSeen, answers, response.variantId,
-                                   RequestScope.current?.actor ?? "app", now)
+                                   response.lastStepSeen, answers, response.variantId, actor, now)
                 )
                 .run()
+            for answer in response.answers {
+                try await db.insert(into: "cancel_flow_answers")
+                    .columns("response_id", "question_id", "option_id", "free_text", "actor", "created_at")
+                    .values(SQLBindings.of(id, answer.questionId, answer.selectedOptionId, answer.freeText, actor, now))
+                    .run()
+            }
             return Change(output: Schemas.StatusResponse(status: "recorded"), before: nil, after: nil)
         }
     }

@@ -132,8 +132,10 @@ public enum DemoSeed {
                 try await db.insert(customer.record, into: "customers")
                 for subscription in customer.subscriptions { try await db.insert(subscription, into: "subscriptions") }
                 if let dismissal = customer.dismissal {
-                    try await db.insert(into: "switch_dismissals").columns("customer_id", "dismissed_by", "dismissed_at", "variant_id")
-                        .values(SQLBindings.of(customer.record.id, dismissal.by, dismissal.at, nil as String?)).run()
+                    try await db.insert(into: "switch_dismissals")
+                        .columns("customer_id", "flow_type", "dismissed_by", "dismissed_at", "variant_id")
+                        .values(SQLBindings.of(customer.record.id, "switch_and_save", dismissal.by, dismissal.at, nil as String?))
+                        .run()
                 }
                 for event in customer.history { try await db.insert(event, into: "audit_events") }
             }

@@ -7,6 +7,8 @@ struct RequestScope: Sendable {
     /// Whose idempotency keys these are: a digest of the API key, never the key itself.
     var principal: String
     var requestId: String
+    /// True for test-mode keys (`*_test_*`).
+    var isSandbox: Bool
 
     @TaskLocal static var current: RequestScope?
 
@@ -14,12 +16,14 @@ struct RequestScope: Sendable {
         actor = key.actor
         principal = Fingerprint.of(text: key.key)
         self.requestId = requestId
+        isSandbox = key.mode == .test
     }
 
-    init(actor: String, principal: String, requestId: String) {
+    init(actor: String, principal: String, requestId: String, isSandbox: Bool = false) {
         self.actor = actor
         self.principal = principal
         self.requestId = requestId
+        self.isSandbox = isSandbox
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import RetentionDomain
 
 /// The server's typed error. Mapped once, at the HTTP boundary, to the wire envelope
 /// `{"error": "<message>", "code": "<machine_code>"}` with its status.
@@ -43,12 +44,7 @@ public struct SaveDeskError: Error, Hashable, Sendable, CustomStringConvertible 
         SaveDeskError(
             status: 422, code: "managed_by_app_store",
             "\(productName) is billed by the App Store, so SaveDesk cannot \(action) it; the customer must do it in Settings.",
-            steps: [
-                "Open the Settings app on the iPhone or iPad.",
-                "Tap your name, then Subscriptions.",
-                "Choose \(productName).",
-                "Tap Cancel Subscription (or change the plan), then confirm.",
-            ]
+            steps: AppStore.cancellationSteps(productName: productName)
         )
     }
 }

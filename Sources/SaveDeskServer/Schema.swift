@@ -45,6 +45,13 @@ enum Schema {
                 variant_id TEXT, actor TEXT NOT NULL, created_at BIGINT NOT NULL)
             """,
             "CREATE INDEX cancel_flow_responses_created ON cancel_flow_responses (created_at)",
+            "CREATE INDEX cancel_flow_responses_actor ON cancel_flow_responses (actor, created_at)",
+            """
+            CREATE TABLE cancel_flow_answers (
+                response_id TEXT NOT NULL REFERENCES cancel_flow_responses (id), question_id INTEGER NOT NULL,
+                option_id INTEGER, free_text TEXT, actor TEXT NOT NULL, created_at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX cancel_flow_answers_question ON cancel_flow_answers (question_id, created_at)",
             """
             CREATE TABLE audit_events (
                 id TEXT PRIMARY KEY, at BIGINT NOT NULL, actor TEXT NOT NULL,
@@ -65,8 +72,8 @@ enum Schema {
             """,
             """
             CREATE TABLE switch_dismissals (
-                customer_id TEXT PRIMARY KEY REFERENCES customers (id), dismissed_by TEXT NOT NULL,
-                dismissed_at BIGINT NOT NULL, variant_id TEXT)
+                customer_id TEXT PRIMARY KEY REFERENCES customers (id), flow_type TEXT NOT NULL,
+                dismissed_by TEXT NOT NULL, dismissed_at BIGINT NOT NULL, variant_id TEXT)
             """,
         ]),
     ]

@@ -169,3 +169,16 @@ struct SwitchAndSaveEligibilityTests {
         #expect(data.prompt.ctaText == "Go")
     }
 }
+
+@Suite("Switch-and-save copy")
+struct MigrationDisplayCopyTests {
+    @Test func everyStepHasCopy() {
+        let prompt = MigrationOffer.Prompt(productId: "premium_monthly", discountPercent: 20, title: "Save 20%",
+                                           message: "Pay on the web.", ctaText: "Switch Now")
+        let copy = MigrationOffer.DisplayCopy(prompt: prompt, productName: "Premium Monthly")
+        #expect(copy.title == "Save 20%" && copy.body == "Pay on the web." && copy.ctaText == "Switch Now")
+        #expect(copy.completedBody == "Saving 20% forever.")
+        #expect(copy.appleCancelInstructions.contains("Choose Premium Monthly."))
+        #expect(AppStore.cancellationSteps(productName: "Premium Monthly").count == 4)
+    }
+}

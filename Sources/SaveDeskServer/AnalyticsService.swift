@@ -1,0 +1,111 @@
+import Foundation
+import RetentionDomain
+import SQLKit
+import SaveDeskAPI
+
+/// Cancel-flow analytics for managers: SQL aggregates over recorded responses and answers,
+/// filtered by date range and operator, and broken down by operator.
+final class AnalyticsService: Sendable {
+    typealias Schemas = Components.Schemas
+    let store: Store
+    let config: ServerConfig
+
+    init(store: Store, config: ServerConfig) {
+        self.store = store
+        self.config = config
+    }
+
+    /// How many free-text answers to show per question.
+    static let samplesPerQuestion = 5
+
+    func cancelFlow(from: Date?, to: Date?, operatorName: String?) async throws -> Schemas.CancelFlowAnalytics {
+        if let from, let to, to <= from {
+            throw SaveDeskError.badRequest("to must be after from", code: "invalid_range")
+        }
+        func filtered(_ builder: SQLSelectBuilder) -> SQLSelectBuilder {
+            var builder = builder
+            if let from { builder = builder.where("created_at", .greaterThanOrEqual, from.unixSeconds) }
+            if let to { builder = builder.where("created_at", .lessThan, to.unixSeconds) }
+            if let operatorName { builder = builder.where("actor", .equal, operatorName) }
+            return builder
+        }
+        func flag(_ column: String) -> any SQLExpression {
+            SQLFunction("sum", args: SQLRaw("CASE WHEN \(column) <> 0 THEN 1 ELSE 0 END"))
+        }
+        let count = SQLFunction("count", args: SQLLiteral.all)
+        return try await store.exclusive { db in
+            // Outcomes per operator; totals are their sum.
+            var perOperator: [String: [String: Int]] = [:]
+            for row in try await filtered(db.select().column("actor").column("outcome").column(count, as: "n").from("cancel_flow_responses"))
+                .groupBy("actor").groupBy("outcome").all()
+            {
+                let actor = try row.decode(column: "actor", as: String.self)
+                perOperator[actor, default: [:]][try row.decode(column: "outcome", as: String.self)] = try row.decode(column: "n", as: Int.self)
+            }
+            let totals = perOperator.values.reduce(into: [String: Int]()) { sum, counts in
+                for (outcome, n) in counts { sum[outcome, default: 0] += n }
+            }
+            let flags = try await filtered(db.select()
+                .column(flag("offer_shown"), as: "offer_shown").column(flag("offer_accepted"), as: "offer_accepted")
+                .column(flag("pause_shown"), as: "pause_shown").column(flag("pause_accepted"), as: "pause_accepted")
+                .from("cancel_flow_responses")).first()
+            func flagCount(_ name: String) throws -> Int { try flags?.decode(column: name, as: Int?.self) ?? 0 }
+
+            let durations = try await filtered(db.select().column("pause_duration_days", as: "k").column(count, as: "n")
+                .from("cancel_flow_responses").where(SQLRaw("pause_accepted <> 0")).where("pause_duration_days", .isNot, SQLLiteral.null))
+                .groupBy("pause_duration_days").orderBy("pause_duration_days").all()
+            let steps = try await filtered(db.select().column("last_step_seen", as: "k").column(count, as: "n")
+                .from("cancel_flow_responses")).groupBy("last_step_seen").orderBy("last_step_seen").all()
+
+            var optionCounts: [Int: [Int: Int]] = [:]
+            for row in try await filtered(db.select().column("question_id").column("option_id").column(count, as: "n")
+                .from("cancel_flow_answers").where("option_id", .isNot, SQLLiteral.null))
+                .groupBy("question_id").groupBy("option_id").all()
+            {
+                optionCounts[try row.decode(column: "question_id", as: Int.self), default: [:]][try row.decode(column: "option_id", as: Int.self)] =
+                    try row.decode(column: "n", as: Int.self)
+            }
+            var freeTextCounts: [Int: Int] = [:]
+            for row in try await filtered(db.select().column("question_id").column(count, as: "n")
+                .from("cancel_flow_answers").where("free_text", .isNot, SQLLiteral.null)).groupBy("question_id").all()
+            {
+                freeTextCounts[try row.decode(column: "question_id", as: Int.self)] = try row.decode(column: "n", as: Int.self)
+            }
+            var samples: [Int: [String]] = [:]
+            for question in config.cancelFlow.config.questions where (freeTextCounts[question.id] ?? 0) > 0 {
+                samples[question.id] = try await filtered(db.select().column("free_text").from("cancel_flow_answers")
+                    .where("question_id", .equal, question.id).where("free_text", .isNot, SQLLiteral.null))
+                    .orderBy("created_at", .descending).limit(Self.samplesPerQuestion).all()
+                    .map { try $0.decode(column: "free_text", as: String.self) }
+            }
+
+            return Schemas.CancelFlowAnalytics(
+                from: from, to: to, outcomes: Self.outcomes(totals),
+                offerShown: try flagCount("offer_shown"), offerAccepted: try flagCount("offer_accepted"),
+                pauseShown: try flagCount("pause_shown"), pauseAccepted: try flagCount("pause_accepted"),
+                pauseDurations: try durations.map { .init(key: String(try $0.decode(column: "k", as: Int.self)), count: try $0.decode(column: "n", as: Int.self)) },
+                lastStepReached: try steps.map { .init(key: String(try $0.decode(column: "k", as: Int.self)), count: try $0.decode(column: "n", as: Int.self)) },
+                questions: config.cancelFlow.config.orderedQuestions.map { question in
+                    Schemas.QuestionReport(
+                        questionId: question.id, questionText: question.questionText,
+                        answers: question.options.map { option in
+                            .init(optionId: option.id, label: option.label, count: optionCounts[question.id]?[option.id] ?? 0)
+                        },
+                        freeTextCount: freeTextCounts[question.id] ?? 0, freeTextSamples: samples[question.id] ?? []
+                    )
+                },
+                operators: perOperator.keys.sorted().map { .init(_operator: $0, outcomes: Self.outcomes(perOperator[$0] ?? [:])) }
+            )
+        }
+    }
+
+    static func outcomes(_ counts: [String: Int]) -> Schemas.OutcomeCounts {
+        let total = counts.values.reduce(0, +)
+        let saved = (counts["retained"] ?? 0) + (counts["paused"] ?? 0)
+        return Schemas.OutcomeCounts(
+            total: total, cancelled: counts["cancelled"] ?? 0, retained: counts["retained"] ?? 0,
+            paused: counts["paused"] ?? 0, dismissed: counts["dismissed"] ?? 0,
+            saveRate: total == 0 ? 0 : Double(saved) / Double(total)
+        )
+    }
+}
