@@ -126,4 +126,22 @@ struct APIHandlers: APIProtocol {
             try await analytics.cancelFlow(from: input.query.from, to: input.query.to, operatorName: input.query._operator)
         )))
     }
+
+    func recordOfferViewed(_ input: Operations.RecordOfferViewed.Input) async throws -> Operations.RecordOfferViewed.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await switchAndSave.recordImpression(body, idempotencyKey: input.headers.idempotencyKey))))
+    }
+
+    func recordMigrationConverted(
+        _ input: Operations.RecordMigrationConverted.Input
+    ) async throws -> Operations.RecordMigrationConverted.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await switchAndSave.recordConversion(body, idempotencyKey: input.headers.idempotencyKey))))
+    }
+
+    func getSwitchAndSaveAnalytics(
+        _ input: Operations.GetSwitchAndSaveAnalytics.Input
+    ) async throws -> Operations.GetSwitchAndSaveAnalytics.Output {
+        .ok(.init(body: .json(try await analytics.switchAndSave(from: input.query.from, to: input.query.to))))
+    }
 }

@@ -108,4 +108,51 @@ final class AnalyticsService: Sendable {
             saveRate: total == 0 ? 0 : Double(saved) / Double(total)
         )
     }
+
+    /// The switch-and-save funnel: impressions → conversions → completed (Apple renewal off
+    /// after converting), overall and per variant.
+    func switchAndSave(from: Date?, to: Date?) async throws -> Schemas.SwitchAndSaveAnalytics {
+        if let from, let to, to <= from {
+            throw SaveDeskError.badRequest("to must be after from", code: "invalid_range")
+        }
+        func within(_ builder: SQLSelectBuilder, _ column: String) -> SQLSelectBuilder {
+            var builder = builder
+            if let from { builder = builder.where(SQLColumn(column), .greaterThanOrEqual, SQLBind(from.unixSeconds)) }
+            if let to { builder = builder.where(SQLColumn(column), .lessThan, SQLBind(to.unixSeconds)) }
+            return builder
+        }
+        let count = SQLFunction("count", args: SQLLiteral.all)
+        return try await store.exclusive { db in
+            var impressions: [String: Int] = [:], conversions: [String: Int] = [:], completed: [String: Int] = [:]
+            for row in try await within(db.select().column("variant_id").column(count, as: "n").from("offer_impressions"), "created_at")
+                .groupBy("variant_id").all()
+            {
+                impressions[try row.decode(column: "variant_id", as: String.self)] = try row.decode(column: "n", as: Int.self)
+            }
+            for row in try await within(db.select().column("variant_id").column(count, as: "n").from("migration_conversions"), "created_at")
+                .groupBy("variant_id").all()
+            {
+                conversions[try row.decode(column: "variant_id", as: String.self)] = try row.decode(column: "n", as: Int.self)
+            }
+            // Completed: converted, and no App Store subscription still renewing.
+            let renewing = db.select().column("customer_id").from("subscriptions")
+                .where("source", .equal, "app_store").where("will_renew", .equal, true)
+                .where("status", .in, ["active", "grace_period", "past_due"])
+            for row in try await within(db.select().column("variant_id").column(count, as: "n").from("migration_conversions"), "created_at")
+                .where("customer_id", .notIn, SQLGroupExpression(renewing.select)).groupBy("variant_id").all()
+            {
+                completed[try row.decode(column: "variant_id", as: String.self)] = try row.decode(column: "n", as: Int.self)
+            }
+            func funnel(_ variant: String?) -> Schemas.FunnelCounts {
+                func pick(_ counts: [String: Int]) -> Int { variant.map { counts[$0] ?? 0 } ?? counts.values.reduce(0, +) }
+                let seen = pick(impressions), converted = pick(conversions)
+                return .init(impressions: seen, conversions: converted, completed: pick(completed),
+                             conversionRate: seen == 0 ? 0 : Double(converted) / Double(seen))
+            }
+            let variants = Set(impressions.keys).union(conversions.keys).sorted()
+            return Schemas.SwitchAndSaveAnalytics(
+                from: from, to: to, funnel: funnel(nil), variants: variants.map { .init(variantId: $0, funnel: funnel($0)) }
+            )
+        }
+    }
 }

@@ -71,6 +71,19 @@ enum Schema {
                 expires_at BIGINT NOT NULL, return_url TEXT)
             """,
             """
+            CREATE TABLE offer_impressions (
+                customer_id TEXT NOT NULL REFERENCES customers (id), session_id TEXT NOT NULL,
+                variant_id TEXT NOT NULL, product_id TEXT NOT NULL, flow_type TEXT NOT NULL,
+                created_at BIGINT NOT NULL, PRIMARY KEY (customer_id, session_id, variant_id))
+            """,
+            "CREATE INDEX offer_impressions_created ON offer_impressions (created_at)",
+            """
+            CREATE TABLE migration_conversions (
+                customer_id TEXT PRIMARY KEY REFERENCES customers (id), variant_id TEXT NOT NULL,
+                source TEXT, created_at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX migration_conversions_created ON migration_conversions (created_at)",
+            """
             CREATE TABLE switch_dismissals (
                 customer_id TEXT PRIMARY KEY REFERENCES customers (id), flow_type TEXT NOT NULL,
                 dismissed_by TEXT NOT NULL, dismissed_at BIGINT NOT NULL, variant_id TEXT)

@@ -124,3 +124,38 @@ struct CancelFlowAnalyticsTests {
         expectFailure(try await app.getCancelFlowAnalytics(), status: 403, code: "secret_key_required")
     }
 }
+
+@Suite("Switch-and-save funnel")
+struct SwitchAndSaveFunnelTests {
+    @Test func impressionsConversionsAndCompletedPerVariant() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let app = server.app
+        func view(_ user: String, _ session: String, _ variant: String) async throws -> String {
+            try await app.recordOfferViewed(body: .json(.init(
+                userId: user, productId: "premium_monthly", sessionId: session, flowType: "switch_and_save", variantId: variant
+            ))).ok.body.json.status
+        }
+        #expect(try await view("cus_chloe", "s1", "A") == "recorded")
+        #expect(try await view("cus_chloe", "s1", "A") == "duplicate", "once per user, session and variant")
+        #expect(try await view("cus_ben", "s1", "A") == "recorded")
+        #expect(try await view("cus_ben", "s2", "A") == "recorded")
+        #expect(try await view("cus_hana", "s1", "B") == "recorded")
+        #expect(try await view("cus_george", "s1", "B") == "recorded")
+        for user in ["cus_chloe", "cus_hana", "cus_george", "cus_chloe"] {
+            let converted = try await app.recordMigrationConverted(body: .json(.init(userId: user, source: "web_checkout"))).ok.body.json
+            #expect(converted.conversions == 1)
+        }
+        let report = try await server.desk.getSwitchAndSaveAnalytics().ok.body.json
+        // George's App Store subscription no longer renews: his switch is complete.
+        #expect(report.funnel == .init(impressions: 5, conversions: 3, completed: 1, conversionRate: 0.6))
+        #expect(report.variants.map(\.variantId) == ["A", "B"])
+        #expect(report.variants[0].funnel == .init(impressions: 3, conversions: 1, completed: 0, conversionRate: 1.0 / 3.0))
+        #expect(report.variants[1].funnel == .init(impressions: 2, conversions: 2, completed: 1, conversionRate: 1.0))
+        let later = try await server.desk.getSwitchAndSaveAnalytics(query: .init(from: TestServer.start.addingTimeInterval(60))).ok.body.json
+        #expect(later.funnel.impressions == 0 && later.funnel.conversionRate == 0)
+        expectFailure(try await app.recordOfferViewed(body: .json(.init(userId: "cus_chloe", productId: "premium_monthly", sessionId: "", flowType: "switch_and_save"))),
+                      status: 400, code: "missing_session_id")
+        expectFailure(try await app.recordMigrationConverted(body: .json(.init(userId: "cus_nobody"))), status: 404, code: "unknown_user")
+    }
+}
