@@ -11,6 +11,7 @@ struct APIHandlers: APIProtocol {
     let portal: PortalService
     let switchAndSave: SwitchAndSaveService
     let analytics: AnalyticsService
+    let testClock: TestClockService
     /// The catalog and the cancel flow do not change while the server runs: converted once.
     let products: Schemas.ProductsResponse
     let cancelFlowConfig: Schemas.CancelFlowConfig
@@ -21,6 +22,7 @@ struct APIHandlers: APIProtocol {
         self.portal = portal
         switchAndSave = SwitchAndSaveService(subscriptions: service)
         analytics = AnalyticsService(store: service.store, config: service.config)
+        testClock = TestClockService(subscriptions: service)
         let config = service.config
         products = Schemas.ProductsResponse(
             products: try config.products.map { try WireMapping.convert($0.product) },
@@ -143,5 +145,10 @@ struct APIHandlers: APIProtocol {
         _ input: Operations.GetSwitchAndSaveAnalytics.Input
     ) async throws -> Operations.GetSwitchAndSaveAnalytics.Output {
         .ok(.init(body: .json(try await analytics.switchAndSave(from: input.query.from, to: input.query.to))))
+    }
+
+    func advanceClock(_ input: Operations.AdvanceClock.Input) async throws -> Operations.AdvanceClock.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await testClock.advance(body))))
     }
 }

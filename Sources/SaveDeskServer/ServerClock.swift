@@ -12,8 +12,24 @@ public struct SystemClock: ServerClock {
     public func now() -> Date { Date() }
 }
 
+/// A clock the test clock endpoint may move forward (test and demo servers only).
+public protocol AdjustableClock: ServerClock {
+    func advance(by interval: TimeInterval)
+}
+
+/// The system time plus an offset that only grows: a demo server's clock.
+public final class OffsetClock: AdjustableClock {
+    private let offset = Mutex<TimeInterval>(0)
+
+    public init() {}
+
+    public func now() -> Date { Date().addingTimeInterval(offset.withLock { $0 }) }
+
+    public func advance(by interval: TimeInterval) { offset.withLock { $0 += interval } }
+}
+
 /// A clock that only moves when told to.
-public final class ManualClock: ServerClock {
+public final class ManualClock: AdjustableClock {
     private let current: Mutex<Date>
 
     public init(_ start: Date) { current = Mutex(start) }

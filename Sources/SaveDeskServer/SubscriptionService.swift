@@ -112,14 +112,17 @@ final class SubscriptionService: Sendable {
     }
 
     /// Applies every due billing transition of a customer's subscriptions, with audit rows
-    /// written as the billing system.
-    func settle(_ db: any SQLDatabase, customerId: String, now: Int64) async throws {
-        guard let customer = try await db.customer(id: customerId) else { return }
+    /// written as the billing system. Returns the steps taken, by subscription.
+    @discardableResult
+    func settle(_ db: any SQLDatabase, customerId: String, now: Int64) async throws -> [(subscriptionId: String, steps: [String])] {
+        guard let customer = try await db.customer(id: customerId) else { return [] }
+        var taken: [(subscriptionId: String, steps: [String])] = []
         for var subscription in try await db.subscriptions(customerId: customerId) where subscription.source == .web {
             let before = subscription
             let discounts = try await db.discounts(subscriptionId: subscription.id)
             let (charges, steps) = ledger.settle(&subscription, discounts: discounts, cardFailing: customer.cardFailing, now: now)
             guard subscription != before else { continue }
+            taken.append((subscription.id, steps))
             subscription.updatedAt = now
             try await db.update(subscription)
             for charge in charges { try await db.insert(charge, into: "charges") }
@@ -130,6 +133,7 @@ final class SubscriptionService: Sendable {
                 requestId: RequestScope.current?.requestId ?? "billing"
             ), into: "audit_events")
         }
+        return taken
     }
 
     /// Settles a customer's billing outside any request (reads call this first).

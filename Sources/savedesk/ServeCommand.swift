@@ -15,6 +15,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The port to listen on.") var port = 8080
     @Option(help: "A seed file applied when the database has no customers yet.") var seed: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel: Logger.Level = .info
+    @Flag(help: "Let test-mode operator keys move this server's clock forward (demos and QA).") var testClock = false
 
     func run() async throws {
         LoggingSystem.bootstrap { label in
@@ -34,7 +35,10 @@ struct ServeCommand: AsyncParsableCommand {
             let added = try await DemoSeed.apply(file: seed, config: serverConfig, databasePath: db)
             logger.info("seed applied", metadata: ["customers_added": "\(added)"])
         }
-        try await SaveDeskBackend.run(config: serverConfig, databasePath: db, host: host, port: port, logger: logger)
+        try await SaveDeskBackend.run(
+            config: serverConfig, databasePath: db, host: host, port: port,
+            clock: testClock ? OffsetClock() : SystemClock(), logger: logger
+        )
     }
 }
 

@@ -1,0 +1,64 @@
+import Foundation
+import Logging
+import OpenAPIAsyncHTTPClient
+import SaveDeskAPI
+import Testing
+
+@testable import SaveDeskServer
+
+@Suite("Test clock")
+struct TestClockTests {
+    @Test func advancingRunsEveryDueTransition() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let result = try await server.desk.advanceClock(body: .json(.init(days: 13))).ok.body.json
+        #expect(result.now == TestServer.start.addingTimeInterval(13 * 86_400))
+        let steps = Dictionary(uniqueKeysWithValues: result.transitions.map { ($0.customerId, $0.steps) })
+        #expect(steps == [
+            "cus_ava": ["renewed"],
+            "cus_farah": ["period ended after cancellation; expired"],
+            "cus_hana": ["trial ended; first charge paid"],
+            "cus_quinn": ["trial ended; first charge paid"],
+            "cus_sam": ["payment kept failing; expired"],
+        ])
+        // Emma's pause ends on day 24: a second advance resumes her.
+        let later = try await server.desk.advanceClock(body: .json(.init(days: 11, hours: 1))).ok.body.json
+        #expect(later.transitions.first { $0.customerId == "cus_emma" }?.steps == ["pause ended; resumed automatically"])
+        let emma = try await server.app.getEntitlements(query: .init(userId: "cus_emma")).ok.body.json.entitlements[0]
+        #expect(emma.status == "active" && emma.isActive)
+        let sam = try await server.desk.getCustomer(path: .init(customerId: "cus_sam")).ok.body.json.entitlements[0].lifecycle
+        #expect(sam.state == "expired" && sam.summary == "Expired (payment failed)")
+    }
+
+    @Test func liveKeysAndPublishableKeysCannotMoveTime() async throws {
+        var config = try TestServer.demoConfig()
+        config.apiKeys.append(try #require(APIKey(key: "sk_live_savedesk_ops_000001", operatorName: "Live Ops")))
+        let server = try await TestServer.start(config: config)
+        defer { Task { await server.stop() } }
+        expectFailure(try await server.client(key: "sk_live_savedesk_ops_000001").advanceClock(body: .json(.init(days: 1))),
+                      status: 403, code: "test_mode_only")
+        expectFailure(try await server.app.advanceClock(body: .json(.init(days: 1))), status: 403, code: "secret_key_required")
+        #expect(server.clock.now() == TestServer.start, "time did not move")
+    }
+
+    @Test(arguments: [(-1, 0), (0, 0), (0, -5), (4000, 0)])
+    func nonsenseAmountsAre400(days: Int, hours: Int) async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        expectFailure(try await server.desk.advanceClock(body: .json(.init(days: days, hours: hours))), status: 400, code: "invalid_advance")
+        #expect(server.clock.now() == TestServer.start)
+    }
+
+    @Test func aRealTimeServerRefuses() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-realtime-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let running = try await SaveDeskBackend.start(
+            config: try TestServer.demoConfig(), databasePath: directory.appendingPathComponent("db.sqlite").path,
+            clock: SystemClock(), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        )
+        defer { Task { await running.stop() } }
+        let client = Client(serverURL: URL(string: running.baseURL)!, transport: AsyncHTTPClientTransport(),
+                            middlewares: [KeyHeader(key: TestServer.operatorKey)])
+        expectFailure(try await client.advanceClock(body: .json(.init(days: 1))), status: 409, code: "clock_not_adjustable")
+    }
+}
