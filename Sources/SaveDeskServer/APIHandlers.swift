@@ -12,6 +12,7 @@ struct APIHandlers: APIProtocol {
     let switchAndSave: SwitchAndSaveService
     let analytics: AnalyticsService
     let testClock: TestClockService
+    let winBack: WinBackService
     /// The catalog and the cancel flow do not change while the server runs: converted once.
     let products: Schemas.ProductsResponse
     let cancelFlowConfig: Schemas.CancelFlowConfig
@@ -23,6 +24,7 @@ struct APIHandlers: APIProtocol {
         switchAndSave = SwitchAndSaveService(subscriptions: service)
         analytics = AnalyticsService(store: service.store, config: service.config)
         testClock = TestClockService(subscriptions: service)
+        winBack = WinBackService(subscriptions: service)
         let config = service.config
         products = Schemas.ProductsResponse(
             products: try config.products.map { try WireMapping.convert($0.product) },
@@ -150,5 +152,12 @@ struct APIHandlers: APIProtocol {
     func advanceClock(_ input: Operations.AdvanceClock.Input) async throws -> Operations.AdvanceClock.Output {
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
         return .ok(.init(body: .json(try await testClock.advance(body))))
+    }
+
+    func winBackCustomer(_ input: Operations.WinBackCustomer.Input) async throws -> Operations.WinBackCustomer.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(
+            try await winBack.winBack(customerId: input.path.customerId, request: body, idempotencyKey: input.headers.idempotencyKey)
+        )))
     }
 }

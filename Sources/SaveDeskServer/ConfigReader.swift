@@ -24,16 +24,19 @@ public enum ConfigReader {
         }
         let issues = IssueCollector()
         let root = TOMLNode(table: table, path: "", issues: issues)
-        root.allowOnly(["products", "cancel_flow", "switch_and_save", "api_keys", "billing"])
+        root.allowOnly(["products", "cancel_flow", "switch_and_save", "api_keys", "billing", "win_back"])
         let products = readProducts(root)
         let cancelFlow = readCancelFlow(root.table("cancel_flow", required: true), issues: issues)
         let campaign = root.table("switch_and_save").flatMap { readCampaign($0, products: products) }
         let keys = readKeys(root)
         let billing = readBilling(root.table("billing"))
+        let winBack = root.table("win_back").flatMap(readWinBack)
         guard issues.issues.isEmpty, let cancelFlow else {
             throw InvalidConfig(file: file, issues: issues.issues)
         }
-        return ServerConfig(products: products, cancelFlow: cancelFlow, campaign: campaign, apiKeys: keys, billing: billing)
+        return ServerConfig(
+            products: products, cancelFlow: cancelFlow, campaign: campaign, apiKeys: keys, billing: billing, winBack: winBack
+        )
     }
 
     // MARK: Products
@@ -290,6 +293,23 @@ public enum ConfigReader {
             }
             return key
         }
+    }
+
+    static func readWinBack(_ node: TOMLNode) -> ServerConfig.WinBackSettings? {
+        node.allowOnly(["discount_percent", "duration_in_months", "offer_codes"])
+        let codes = node.strings("offer_codes")
+        var seen = Set<String>()
+        for (index, code) in codes.enumerated() {
+            if code.isEmpty || code.count > 64 || !code.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) {
+                node.issues.add("\(node.child("offer_codes"))[\(index)]", "an offer code is 1–64 letters, digits, - or _, got \"\(code)\"")
+            } else if !seen.insert(code).inserted {
+                node.issues.add("\(node.child("offer_codes"))[\(index)]", "duplicate offer code \"\(code)\"")
+            }
+        }
+        guard let percent = node.int("discount_percent", in: 1...100),
+            let months = node.int("duration_in_months", in: 1...36)
+        else { return nil }
+        return .init(discountPercent: percent, durationInMonths: months, offerCodes: codes)
     }
 
     static func readBilling(_ node: TOMLNode?) -> ServerConfig.BillingSettings {

@@ -29,6 +29,7 @@ public enum SaveDeskBackend {
         logger: Logger
     ) async throws {
         let store = try await Store.open(path: databasePath, logger: logger)
+        try await WinBackService.syncPool(store, codes: config.winBack?.offerCodes ?? [])
         let (app, portal) = try makeApplication(config: config, store: store, clock: clock, host: host, port: port, logger: logger) { port in
             logger.info("SaveDesk is listening", metadata: ["address": "http://\(host):\(port)"])
         }
@@ -49,6 +50,7 @@ public enum SaveDeskBackend {
         clock: any ServerClock = SystemClock(), logger: Logger = Logger(label: "savedesk.server")
     ) async throws -> Running {
         let store = try await Store.open(path: databasePath, logger: logger)
+        try await WinBackService.syncPool(store, codes: config.winBack?.offerCodes ?? [])
         let (bound, continuation) = AsyncStream<Int>.makeStream()
         let (app, _) = try makeApplication(config: config, store: store, clock: clock, host: host, port: port, logger: logger) { port in
             continuation.yield(port)

@@ -84,6 +84,10 @@ enum Schema {
             """,
             "CREATE INDEX migration_conversions_created ON migration_conversions (created_at)",
             """
+            CREATE TABLE win_back_codes (
+                code TEXT PRIMARY KEY, customer_id TEXT REFERENCES customers (id), issued_by TEXT, issued_at BIGINT)
+            """,
+            """
             CREATE TABLE switch_dismissals (
                 customer_id TEXT PRIMARY KEY REFERENCES customers (id), flow_type TEXT NOT NULL,
                 dismissed_by TEXT NOT NULL, dismissed_at BIGINT NOT NULL, variant_id TEXT)

@@ -45,11 +45,22 @@ public struct ServerConfig: Sendable {
         public var portalSessionMinutes: Int
     }
 
+    /// Win-back for lapsed subscribers: a discount to restart a web subscription, and a pool of
+    /// App Store offer codes, each handed out at most once.
+    public struct WinBackSettings: Hashable, Sendable {
+        public var discountPercent: Int
+        public var durationInMonths: Int
+        public var offerCodes: [String]
+
+        public var terms: SaveOfferTerms { .discount(percent: discountPercent, duration: .repeating(months: durationInMonths)) }
+    }
+
     public var products: [ProductConfig]
     public var cancelFlow: CancelFlowSettings
     public var campaign: MigrationCampaign?
     public var apiKeys: [APIKey]
     public var billing: BillingSettings
+    public var winBack: WinBackSettings?
 
     public func product(id: String) -> ProductConfig? { products.first { $0.id == id } }
 

@@ -52,6 +52,9 @@ struct ConfigValidationTests {
             "switch_and_save.rollout_percent: must be between 0 and 100, got 150",
             "api_keys[0].key: must start with pk_test_, pk_live_, sk_test_ or sk_live_",
             "api_keys[1].operator: a secret key needs the operator name it acts as",
+            "win_back.offer_codes[1]: duplicate offer code \"BACK1\"",
+            "win_back.offer_codes[2]: an offer code is 1–64 letters, digits, - or _, got \"no spaces allowed\"",
+            "win_back.discount_percent: must be between 1 and 100, got 0",
         ]
         for line in expected {
             #expect(found.contains(line), "missing: \(line)\nfound:\n\(found.joined(separator: "\n"))")
@@ -105,7 +108,7 @@ struct ConfigValidationTests {
     @Test func theValidateCommandExits2AndPrintsEveryError() throws {
         let broken = try run(["config", "validate", try Self.path("broken-everything")])
         #expect(broken.status == 2)
-        #expect(broken.stderr.contains("19 errors"))
+        #expect(broken.stderr.contains("22 errors"))
         #expect(broken.stderr.contains("cancel_flow.questions[2].options[0]: triggers both offer and pause"))
         let good = try run(["config", "validate", try #require(DemoSeed.demoConfigPath)])
         #expect(good.status == 0)

@@ -1,0 +1,118 @@
+import Foundation
+import RetentionDomain
+import SQLKit
+import SaveDeskAPI
+
+/// Win-back for lapsed subscribers: a lapsed web subscription restarts with the configured
+/// discount; a lapsed App Store subscriber gets one unused App Store offer code (each code goes to
+/// at most one customer, recorded with the operator who handed it out).
+final class WinBackService: Sendable {
+    typealias Schemas = Components.Schemas
+    let subscriptions: SubscriptionService
+
+    init(subscriptions: SubscriptionService) { self.subscriptions = subscriptions }
+
+    var config: ServerConfig { subscriptions.config }
+
+    /// Adds the config's offer codes that the store does not have yet.
+    static func syncPool(_ store: Store, codes: [String]) async throws {
+        guard !codes.isEmpty else { return }
+        try await store.transaction { db in
+            for code in codes {
+                try await db.insert(into: "win_back_codes").columns("code").values(SQLBind(code)).ignoringConflicts(with: "code").run()
+            }
+        }
+    }
+
+    func winBack(customerId: String, request: Schemas.WinBackRequest, idempotencyKey: String?) async throws -> Schemas.WinBackResponse {
+        guard let settings = config.winBack else {
+            throw SaveDeskError.unprocessable("win-back is not configured; add a [win_back] section", code: "win_back_not_configured")
+        }
+        let product = try subscriptions.product(request.productId)
+        let policy = config.billing.lifecyclePolicy
+        return try await subscriptions.mutate(
+            operation: "winBackCustomer", request: ["customer_id": customerId, "product_id": request.productId],
+            idempotencyKey: idempotencyKey, customerId: customerId, action: "win_back"
+        ) { db, now in
+            let customer = try await subscriptions.customer(db, id: customerId)
+            let records = try await db.subscriptions(customerId: customerId).filter { $0.productId == product.id }
+            if let live = records.last(where: { BillingLedger.liveStatuses.contains($0.entitlementStatus) }) {
+                throw SaveDeskError.conflict(
+                    "\(customer.name) still has \(product.displayName) (\(live.status)); win-back is for lapsed subscribers", code: "not_lapsed"
+                )
+            }
+            let lapsed = records.filter {
+                EntitlementMapping.lifecycle($0, now: Date(unixSeconds: now), policy: policy).winBackEligible
+            }
+            if var web = lapsed.last(where: { $0.source == .web }) {
+                let before = web
+                let terms = settings.terms
+                web.status = Entitlement.Status.active.wireValue
+                web.willRenew = true
+                web.cancelledAt = nil
+                web.accessUntil = nil
+                web.cancelReason = nil
+                web.expirationIntent = nil
+                web.pastDueSince = nil
+                web.currentPeriodEnd = BillingLedger.add(product.interval, to: now)
+                web.updatedAt = now
+                let discount = DiscountRecord(
+                    id: "di_" + UUID().uuidString.lowercased(), subscriptionId: web.id, offerKey: "win_back:\(now)",
+                    percentOff: settings.discountPercent, freeDays: nil, duration: "repeating",
+                    durationInMonths: settings.durationInMonths, startsAt: now,
+                    endsAt: BillingLedger.add(.month, settings.durationInMonths, to: now)
+                )
+                try await db.insert(discount, into: "discounts")
+                let ledger = subscriptions.ledger
+                try await db.insert(ChargeRecord(
+                    id: "ch_" + UUID().uuidString.lowercased(), subscriptionId: web.id,
+                    amountMicros: ledger.amount(for: web, discounts: [discount], at: now), currency: web.currency,
+                    periodStart: now, periodEnd: web.currentPeriodEnd ?? now, status: customer.cardFailing ? "failed" : "paid", at: now
+                ), into: "charges")
+                if customer.cardFailing {
+                    web.status = Entitlement.Status.pastDue.wireValue
+                    web.pastDueSince = now
+                }
+                try await db.update(web)
+                return SubscriptionService.Change(
+                    output: Schemas.WinBackResponse(
+                        kind: "web_reactivated", message: "\(product.displayName) restarted at \(terms.message)",
+                        renewsAt: web.currentPeriodEnd.map(Date.init(unixSeconds:))
+                    ),
+                    before: before, after: web
+                )
+            }
+            guard lapsed.contains(where: { $0.source == .appStore }) else {
+                throw SaveDeskError.notFound("\(customer.name) has no lapsed \(product.displayName) subscription to win back", code: "no_lapsed_subscription")
+            }
+            let code = try await offerCode(db, customerId: customerId, now: now)
+            return SubscriptionService.Change(
+                output: Schemas.WinBackResponse(
+                    kind: "offer_code",
+                    message: "Read out App Store offer code \(code). The customer redeems it in the App Store: their account, then Redeem Gift Card or Code.",
+                    offerCode: code
+                ),
+                before: nil, after: nil
+            )
+        }
+    }
+
+    /// The customer's code if they already have one, otherwise the next unused code of the pool.
+    private func offerCode(_ db: any SQLDatabase, customerId: String, now: Int64) async throws -> String {
+        if let mine = try await db.select().column("code").from("win_back_codes").where("customer_id", .equal, customerId).first() {
+            return try mine.decode(column: "code", as: String.self)
+        }
+        guard let free = try await db.select().column("code").from("win_back_codes").where("customer_id", .is, SQLLiteral.null)
+            .orderBy("code").limit(1).first()
+        else {
+            throw SaveDeskError.conflict(
+                "the pool of App Store offer codes is empty; add codes to win_back.offer_codes in the config", code: "no_offer_codes"
+            )
+        }
+        let code = try free.decode(column: "code", as: String.self)
+        try await db.update("win_back_codes").set("customer_id", to: customerId)
+            .set("issued_by", to: RequestScope.current?.actor ?? "operator").set("issued_at", to: now)
+            .where("code", .equal, code).where("customer_id", .is, SQLLiteral.null).run()
+        return code
+    }
+}
