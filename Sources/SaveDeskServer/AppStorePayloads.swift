@@ -1,0 +1,65 @@
+import Foundation
+import JWTKit
+
+/// Signed data the App Store sends (JWS payloads, Apple's camelCase keys). Claims are checked by
+/// `AppStoreVerifier` (bundle id, environment), not by jwt-kit.
+protocol AppStoreSignedPayload: JWTPayload {
+    var signedBundleId: String? { get }
+    var signedEnvironment: String? { get }
+}
+
+/// JWSTransactionDecodedPayload. Dates are milliseconds since 1970.
+struct AppStoreTransaction: AppStoreSignedPayload, Equatable {
+    var transactionId: String
+    var originalTransactionId: String
+    var bundleId: String
+    var productId: String
+    var purchaseDate: Int64
+    var originalPurchaseDate: Int64?
+    var expiresDate: Int64?
+    var environment: String
+    var type: String?
+    var revocationDate: Int64?
+    var signedDate: Int64?
+
+    var signedBundleId: String? { bundleId }
+    var signedEnvironment: String? { environment }
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+/// JWSRenewalInfoDecodedPayload.
+struct AppStoreRenewalInfo: AppStoreSignedPayload, Equatable {
+    var originalTransactionId: String
+    var productId: String
+    var autoRenewStatus: Int
+    var expirationIntent: Int?
+    var gracePeriodExpiresDate: Int64?
+    var isInBillingRetryPeriod: Bool?
+    var environment: String
+    var signedDate: Int64?
+
+    var signedBundleId: String? { nil }
+    var signedEnvironment: String? { environment }
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+/// App Store Server Notifications V2 (`responseBodyV2DecodedPayload`).
+struct AppStoreNotification: AppStoreSignedPayload, Equatable {
+    struct Payload: Codable, Equatable, Sendable {
+        var bundleId: String?
+        var environment: String?
+        var signedTransactionInfo: String?
+        var signedRenewalInfo: String?
+        var status: Int?
+    }
+
+    var notificationType: String
+    var subtype: String?
+    var notificationUUID: String
+    var data: Payload
+    var signedDate: Int64?
+
+    var signedBundleId: String? { data.bundleId }
+    var signedEnvironment: String? { data.environment }
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}

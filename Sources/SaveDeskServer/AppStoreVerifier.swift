@@ -1,0 +1,85 @@
+import Foundation
+import JWTKit
+import SwiftASN1
+@_spi(FixedExpiryValidationTime) import X509
+
+/// Verifies App Store JWS: the x5c chain to a trusted root, Apple's marker OIDs on the leaf and
+/// the intermediate, the ES256 signature, then bundle id and environment. Each failure has its
+/// own error code, and nothing is stored for a rejected token.
+struct AppStoreVerifier: Sendable {
+    /// On the leaf (App Store receipt signing).
+    static let leafMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
+    /// On the intermediate (Apple Worldwide Developer Relations).
+    static let intermediateMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
+
+    let roots: [Certificate]
+    let bundleId: String
+    let environment: String
+
+    private struct Header: Decodable {
+        var alg: String?
+        var x5c: [String]?
+    }
+
+    func verify<Payload: AppStoreSignedPayload>(
+        _ token: String, as type: Payload.Type, now: Date
+    ) async throws(SaveDeskError) -> Payload {
+        func reject(_ code: String, _ message: String) -> SaveDeskError { .unprocessable(message, code: code) }
+        // 1. Well formed: three segments, an ES256 header with an x5c chain, a readable payload.
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerData = Self.base64URL(parts[0]), let payloadData = Self.base64URL(parts[1]),
+            let header = try? JSONDecoder().decode(Header.self, from: headerData)
+        else { throw reject("jws_malformed", "the signed data is not a JWS (header.payload.signature)") }
+        guard header.alg == "ES256" else {
+            throw reject("jws_malformed", "App Store data is signed with ES256, this token says \(header.alg ?? "nothing")")
+        }
+        guard let x5c = header.x5c, x5c.count >= 2,
+            let chain = try? x5c.map({ encoded -> Certificate in
+                guard let der = Data(base64Encoded: encoded) else { throw SaveDeskError.badRequest("x5c") }
+                return try Certificate(derEncoded: [UInt8](der))
+            })
+        else { throw reject("jws_malformed", "the x5c header must hold the leaf, intermediate and root certificates") }
+        guard (try? JSONDecoder().decode(Payload.self, from: payloadData)) != nil else {
+            throw reject("jws_malformed", "the payload is not a \(Payload.self)")
+        }
+        // 2. The chain ends at a trusted root.
+        let verifier: X5CVerifier
+        do { verifier = try X5CVerifier(rootCertificates: roots) } catch {
+            throw reject("jws_untrusted_root", "no trusted App Store root is configured")
+        }
+        let result: CertificateValidationResult
+        do {
+            result = try await verifier.verifyChain(certificates: chain) { RFC5280Policy(fixedExpiryValidationTime: now) }
+        } catch {
+            throw reject("jws_untrusted_root", "the certificate chain could not be checked: \(error)")
+        }
+        guard case .validCertificate = result else {
+            throw reject("jws_untrusted_root", "the certificate chain does not lead to a trusted App Store root")
+        }
+        // 3. Apple's marker extensions.
+        guard chain[0].extensions[oid: Self.leafMarker] != nil, chain[1].extensions[oid: Self.intermediateMarker] != nil else {
+            throw reject("jws_missing_marker_oid", "the certificates lack Apple's App Store marker extensions")
+        }
+        // 4. The signature, by the leaf's key.
+        let payload: Payload
+        do {
+            payload = try await verifier.verifyJWS(token, as: Payload.self, validationTime: .fixed(now))
+        } catch {
+            throw reject("jws_bad_signature", "the signature does not match the signed data")
+        }
+        // 5. Ours, and from the expected environment.
+        if let bundle = payload.signedBundleId, bundle != bundleId {
+            throw reject("jws_wrong_bundle", "signed for bundle \(bundle); this server serves \(bundleId)")
+        }
+        if let signedEnvironment = payload.signedEnvironment, signedEnvironment != environment {
+            throw reject("jws_wrong_environment", "signed in the \(signedEnvironment) environment; this server accepts \(environment)")
+        }
+        return payload
+    }
+
+    static func base64URL(_ segment: Substring) -> Data? {
+        var text = segment.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while text.count % 4 != 0 { text += "=" }
+        return Data(base64Encoded: text)
+    }
+}
