@@ -13,12 +13,14 @@ struct APIHandlers: APIProtocol {
     let analytics: AnalyticsService
     let testClock: TestClockService
     let winBack: WinBackService
+    let appStore: AppStoreService
     /// The catalog and the cancel flow do not change while the server runs: converted once.
     let products: Schemas.ProductsResponse
     let cancelFlowConfig: Schemas.CancelFlowConfig
 
-    init(service: SubscriptionService, desk: DeskService, portal: PortalService) throws {
+    init(service: SubscriptionService, desk: DeskService, portal: PortalService, appStore: AppStoreService) throws {
         self.service = service
+        self.appStore = appStore
         self.desk = desk
         self.portal = portal
         switchAndSave = SwitchAndSaveService(subscriptions: service)
@@ -159,5 +161,25 @@ struct APIHandlers: APIProtocol {
         return .ok(.init(body: .json(
             try await winBack.winBack(customerId: input.path.customerId, request: body, idempotencyKey: input.headers.idempotencyKey)
         )))
+    }
+
+    func syncStoreKitTransaction(
+        _ input: Operations.SyncStoreKitTransaction.Input
+    ) async throws -> Operations.SyncStoreKitTransaction.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await appStore.sync(body, idempotencyKey: input.headers.idempotencyKey))))
+    }
+
+    func getStoreKitSubscriptionStatus(
+        _ input: Operations.GetStoreKitSubscriptionStatus.Input
+    ) async throws -> Operations.GetStoreKitSubscriptionStatus.Output {
+        .ok(.init(body: .json(try await appStore.status(originalTransactionId: input.query.originalTransactionId))))
+    }
+
+    func receiveAppStoreNotification(
+        _ input: Operations.ReceiveAppStoreNotification.Input
+    ) async throws -> Operations.ReceiveAppStoreNotification.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await appStore.receive(body))))
     }
 }

@@ -24,18 +24,20 @@ public enum ConfigReader {
         }
         let issues = IssueCollector()
         let root = TOMLNode(table: table, path: "", issues: issues)
-        root.allowOnly(["products", "cancel_flow", "switch_and_save", "api_keys", "billing", "win_back"])
+        root.allowOnly(["products", "cancel_flow", "switch_and_save", "api_keys", "billing", "win_back", "app_store"])
         let products = readProducts(root)
         let cancelFlow = readCancelFlow(root.table("cancel_flow", required: true), issues: issues)
         let campaign = root.table("switch_and_save").flatMap { readCampaign($0, products: products) }
         let keys = readKeys(root)
         let billing = readBilling(root.table("billing"))
         let winBack = root.table("win_back").flatMap(readWinBack)
+        let appStore = root.table("app_store").flatMap(readAppStore)
         guard issues.issues.isEmpty, let cancelFlow else {
             throw InvalidConfig(file: file, issues: issues.issues)
         }
         return ServerConfig(
-            products: products, cancelFlow: cancelFlow, campaign: campaign, apiKeys: keys, billing: billing, winBack: winBack
+            products: products, cancelFlow: cancelFlow, campaign: campaign, apiKeys: keys, billing: billing, winBack: winBack,
+            appStore: appStore
         )
     }
 
@@ -310,6 +312,27 @@ public enum ConfigReader {
             let months = node.int("duration_in_months", in: 1...36)
         else { return nil }
         return .init(discountPercent: percent, durationInMonths: months, offerCodes: codes)
+    }
+
+    static func readAppStore(_ node: TOMLNode) -> ServerConfig.AppStoreSettings? {
+        node.allowOnly(["bundle_id", "environment", "local_ca", "trusted_roots"])
+        let environment = node.string("environment", required: false) ?? "Sandbox"
+        if !["Sandbox", "Production", "Xcode"].contains(environment) {
+            node.issues.add(node.child("environment"), "must be Sandbox, Production or Xcode, got \"\(environment)\"")
+        }
+        let localCA = node.bool("local_ca", default: false)
+        let roots = node.strings("trusted_roots")
+        for (index, path) in roots.enumerated() where !FileManager.default.fileExists(atPath: path) {
+            node.issues.add("\(node.child("trusted_roots"))[\(index)]", "no file at \(path)")
+        }
+        if !localCA && roots.isEmpty {
+            node.issues.add(node.path, "trust at least one root: list trusted_roots, or set local_ca = true for a test server")
+        }
+        if localCA && environment == "Production" {
+            node.issues.add(node.child("local_ca"), "a local CA is for Sandbox and Xcode testing, not Production")
+        }
+        guard let bundle = node.string("bundle_id") else { return nil }
+        return .init(bundleId: bundle, environment: environment, localCA: localCA, trustedRoots: roots)
     }
 
     static func readBilling(_ node: TOMLNode?) -> ServerConfig.BillingSettings {

@@ -78,7 +78,11 @@ public enum SaveDeskBackend {
     ) throws -> (some ApplicationProtocol, PortalService) {
         let subscriptions = SubscriptionService(store: store, config: config, clock: clock)
         let portal = PortalService(subscriptions: subscriptions)
-        let handlers = try APIHandlers(service: subscriptions, desk: DeskService(subscriptions: subscriptions), portal: portal)
+        let dataDirectory = URL(fileURLWithPath: store.path).deletingLastPathComponent()
+        let appStore = try AppStoreService(subscriptions: subscriptions, dataDirectory: dataDirectory)
+        let handlers = try APIHandlers(
+            service: subscriptions, desk: DeskService(subscriptions: subscriptions), portal: portal, appStore: appStore
+        )
 
         let router = Router()
         router.add(middleware: EnvelopeMiddleware())

@@ -88,6 +88,12 @@ enum Schema {
                 code TEXT PRIMARY KEY, customer_id TEXT REFERENCES customers (id), issued_by TEXT, issued_at BIGINT)
             """,
             """
+            CREATE TABLE appstore_notifications (
+                notification_uuid TEXT PRIMARY KEY, notification_type TEXT NOT NULL, subtype TEXT,
+                original_transaction_id TEXT, outcome TEXT NOT NULL, received_at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX subscriptions_original_transaction ON subscriptions (original_transaction_id)",
+            """
             CREATE TABLE switch_dismissals (
                 customer_id TEXT PRIMARY KEY REFERENCES customers (id), flow_type TEXT NOT NULL,
                 dismissed_by TEXT NOT NULL, dismissed_at BIGINT NOT NULL, variant_id TEXT)

@@ -55,12 +55,29 @@ public struct ServerConfig: Sendable {
         public var terms: SaveOfferTerms { .discount(percent: discountPercent, duration: .repeating(months: durationInMonths)) }
     }
 
+    /// Which App Store signed data the server accepts.
+    public struct AppStoreSettings: Hashable, Sendable {
+        public var bundleId: String
+        /// "Sandbox", "Production" or "Xcode".
+        public var environment: String
+        /// Create and trust a local StoreKit CA in the data directory (test and demo servers).
+        public var localCA: Bool
+        /// PEM files of the roots to trust (Apple's root CA in production).
+        public var trustedRoots: [String]
+    }
+
     public var products: [ProductConfig]
     public var cancelFlow: CancelFlowSettings
     public var campaign: MigrationCampaign?
     public var apiKeys: [APIKey]
     public var billing: BillingSettings
     public var winBack: WinBackSettings?
+    public var appStore: AppStoreSettings?
+
+    /// The catalog product an App Store product id names (its storekit_product_id, or its own id).
+    public func product(appStoreProductId id: String) -> ProductConfig? {
+        products.first { $0.storekitProductId == id } ?? product(id: id)
+    }
 
     public func product(id: String) -> ProductConfig? { products.first { $0.id == id } }
 

@@ -12,9 +12,12 @@ public final class Store: Sendable {
     private let connection: SQLiteConnection
     private let gate = SerialGate()
     let logger: Logger
+    /// The database file; its folder is the server's data directory.
+    let path: String
 
-    private init(connection: SQLiteConnection, logger: Logger) {
+    private init(connection: SQLiteConnection, path: String, logger: Logger) {
         self.connection = connection
+        self.path = path
         self.logger = logger
     }
 
@@ -30,7 +33,7 @@ public final class Store: Sendable {
         } catch {
             throw SaveDeskError(status: 500, code: "database_unavailable", "cannot open the database at \(path): \(error)")
         }
-        let store = Store(connection: connection, logger: logger)
+        let store = Store(connection: connection, path: path, logger: logger)
         try await store.exclusive { db in
             _ = try await db.raw("PRAGMA journal_mode=WAL").all()
             try await db.raw("PRAGMA foreign_keys=ON").run()

@@ -1,0 +1,105 @@
+import Foundation
+import RetentionDomain
+import SQLKit
+import SaveDeskAPI
+
+/// App Store Server Notifications V2: verified, applied once per notificationUUID, audited as
+/// actor `app_store`.
+extension AppStoreService {
+    func receive(_ request: Schemas.AppStoreNotificationRequest) async throws -> Schemas.StatusResponse {
+        let verifier = try requireVerifier()
+        let now = subscriptions.clock.now()
+        let notification = try await verifier.verify(request.signedPayload, as: AppStoreNotification.self, now: now)
+        let transaction = try await notification.data.signedTransactionInfo.asyncMap {
+            try await verifier.verify($0, as: AppStoreTransaction.self, now: now)
+        }
+        let renewal = try await notification.data.signedRenewalInfo.asyncMap {
+            try await verifier.verify($0, as: AppStoreRenewalInfo.self, now: now)
+        }
+        let otid = transaction?.originalTransactionId ?? renewal?.originalTransactionId
+        return try await subscriptions.store.transaction { db in
+            let seen = try await db.select().column("outcome").from("appstore_notifications")
+                .where("notification_uuid", .equal, notification.notificationUUID).first()
+            if seen != nil { return Schemas.StatusResponse(status: "duplicate") }
+            var outcome = "unmatched"
+            if let otid, var record = try await db.select().column("*").from("subscriptions")
+                .where("original_transaction_id", .equal, otid)
+                .first(decoding: SubscriptionRecord.self, with: SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase))
+            {
+                let before = record
+                Self.apply(notification, transaction: transaction, renewal: renewal, to: &record, now: now.unixSeconds)
+                record.updatedAt = now.unixSeconds
+                try await db.update(record)
+                outcome = "applied"
+                try await db.insert(AuditRecord(
+                    id: AuditID.next(), at: now.unixSeconds, actor: "app_store", customerId: record.customerId,
+                    action: "app_store.\(notification.notificationType.lowercased())",
+                    parameters: try SubscriptionService.json([
+                        "notification_uuid": notification.notificationUUID, "subtype": notification.subtype ?? "",
+                    ]),
+                    beforeState: try SubscriptionService.json(before), afterState: try SubscriptionService.json(record),
+                    requestId: RequestScope.current?.requestId ?? "app_store"
+                ), into: "audit_events")
+            }
+            try await db.insert(into: "appstore_notifications")
+                .columns("notification_uuid", "notification_type", "subtype", "original_transaction_id", "outcome", "received_at")
+                .values(SQLBindings.of(notification.notificationUUID, notification.notificationType, notification.subtype, otid,
+                                       outcome, now.unixSeconds))
+                .run()
+            return Schemas.StatusResponse(status: outcome)
+        }
+    }
+
+    /// The state change a notification type means (wire-protocol.md, App Store facts).
+    static func apply(
+        _ notification: AppStoreNotification, transaction: AppStoreTransaction?, renewal: AppStoreRenewalInfo?,
+        to record: inout SubscriptionRecord, now: Int64
+    ) {
+        if let expires = date(transaction?.expiresDate) { record.currentPeriodEnd = expires }
+        if let renewal { record.willRenew = renewal.autoRenewStatus == 1 }
+        func set(_ status: Entitlement.Status) { record.status = status.wireValue }
+        switch notification.notificationType {
+        case "SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED", "RENEWAL_EXTENDED":
+            set(.active)
+            record.gracePeriodEndsAt = nil
+            record.pastDueSince = nil
+            record.expirationIntent = nil
+        case "DID_FAIL_TO_RENEW":
+            if notification.subtype == "GRACE_PERIOD" {
+                set(.gracePeriod)
+                record.gracePeriodEndsAt = date(renewal?.gracePeriodExpiresDate) ?? record.gracePeriodEndsAt
+            } else {
+                set(.pastDue)
+                record.pastDueSince = record.pastDueSince ?? now
+            }
+        case "GRACE_PERIOD_EXPIRED":
+            set(.pastDue)
+            record.pastDueSince = record.pastDueSince ?? now
+        case "EXPIRED":
+            set(.expired)
+            record.willRenew = false
+            record.accessUntil = record.currentPeriodEnd ?? now
+            let intents: [String: AppStore.ExpirationIntent] = [
+                "VOLUNTARY": .customerCancelled, "BILLING_RETRY": .billingError, "PRICE_INCREASE": .priceIncreaseDeclined,
+                "PRODUCT_NOT_FOR_SALE": .productUnavailable,
+            ]
+            record.expirationIntent = (notification.subtype.flatMap { intents[$0] } ?? renewal?.expirationIntent.map(AppStore.ExpirationIntent.init(code:)) ?? .other).code
+        case "DID_CHANGE_RENEWAL_STATUS":
+            if notification.subtype == "AUTO_RENEW_DISABLED" { record.willRenew = false }
+            if notification.subtype == "AUTO_RENEW_ENABLED" { record.willRenew = true }
+        case "REFUND", "REVOKE":
+            set(.revoked)
+            record.willRenew = false
+            record.accessUntil = now
+        default:
+            break  // recorded; no state change (DID_CHANGE_RENEWAL_PREF, TEST, …)
+        }
+    }
+}
+
+extension Optional {
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let value = self else { return nil }
+        return try await transform(value)
+    }
+}
