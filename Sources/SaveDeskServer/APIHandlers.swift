@@ -14,6 +14,7 @@ struct APIHandlers: APIProtocol {
     let testClock: TestClockService
     let winBack: WinBackService
     let appStore: AppStoreService
+    let checkout: CheckoutService
     /// The catalog and the cancel flow do not change while the server runs: converted once.
     let products: Schemas.ProductsResponse
     let cancelFlowConfig: Schemas.CancelFlowConfig
@@ -27,6 +28,7 @@ struct APIHandlers: APIProtocol {
         analytics = AnalyticsService(store: service.store, config: service.config)
         testClock = TestClockService(subscriptions: service)
         winBack = WinBackService(subscriptions: service)
+        checkout = CheckoutService(subscriptions: service, portal: portal)
         let config = service.config
         products = Schemas.ProductsResponse(
             products: try config.products.map { try WireMapping.convert($0.product) },
@@ -181,5 +183,26 @@ struct APIHandlers: APIProtocol {
     ) async throws -> Operations.ReceiveAppStoreNotification.Output {
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
         return .ok(.init(body: .json(try await appStore.receive(body))))
+    }
+
+    func createCheckout(_ input: Operations.CreateCheckout.Input) async throws -> Operations.CreateCheckout.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await checkout.create(body, idempotencyKey: input.headers.idempotencyKey))))
+    }
+
+    func getTransaction(_ input: Operations.GetTransaction.Input) async throws -> Operations.GetTransaction.Output {
+        .ok(.init(body: .json(try await checkout.transaction(id: input.path.transactionId))))
+    }
+
+    func updateTransactionStoreKitStatus(
+        _ input: Operations.UpdateTransactionStoreKitStatus.Input
+    ) async throws -> Operations.UpdateTransactionStoreKitStatus.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await checkout.updateStoreKitStatus(id: input.path.transactionId, body))))
+    }
+
+    func simulateCheckout(_ input: Operations.SimulateCheckout.Input) async throws -> Operations.SimulateCheckout.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await checkout.complete(body, idempotencyKey: input.headers.idempotencyKey))))
     }
 }

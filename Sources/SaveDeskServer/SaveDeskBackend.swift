@@ -90,6 +90,10 @@ public enum SaveDeskBackend {
             on: router, serverURL: URL(string: "/")!,
             middlewares: [APIMiddleware(keys: KeyRing(config.apiKeys), logger: logger)]
         )
+        let checkout = handlers.checkout
+        router.get("/checkout/:id") { _, context -> Response in
+            html(try await checkout.page(id: context.parameters.get("id") ?? ""))
+        }
         router.get("/portal/:token") { _, context -> Response in
             html(try await portal.page(token: context.parameters.get("token") ?? ""))
         }

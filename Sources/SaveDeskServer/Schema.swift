@@ -94,6 +94,15 @@ enum Schema {
             """,
             "CREATE INDEX subscriptions_original_transaction ON subscriptions (original_transaction_id)",
             """
+            CREATE TABLE checkout_transactions (
+                id TEXT PRIMARY KEY, customer_id TEXT NOT NULL REFERENCES customers (id), product_id TEXT NOT NULL,
+                status TEXT NOT NULL, amount BIGINT NOT NULL, original_amount BIGINT NOT NULL, pending_amount BIGINT NOT NULL,
+                currency TEXT NOT NULL, discount_percent INTEGER NOT NULL, trial_type TEXT, trial_end BIGINT,
+                storekit_original_transaction_id TEXT, storekit_status INTEGER, subscription_id TEXT,
+                created_at BIGINT NOT NULL, purchased_at BIGINT)
+            """,
+            "CREATE INDEX checkout_transactions_customer ON checkout_transactions (customer_id, product_id)",
+            """
             CREATE TABLE switch_dismissals (
                 customer_id TEXT PRIMARY KEY REFERENCES customers (id), flow_type TEXT NOT NULL,
                 dismissed_by TEXT NOT NULL, dismissed_at BIGINT NOT NULL, variant_id TEXT)
