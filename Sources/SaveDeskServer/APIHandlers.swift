@@ -26,7 +26,7 @@ struct APIHandlers: APIProtocol {
         self.portal = portal
         switchAndSave = SwitchAndSaveService(subscriptions: service)
         analytics = AnalyticsService(store: service.store, config: service.config)
-        testClock = TestClockService(subscriptions: service)
+        testClock = TestClockService(subscriptions: service, appStore: appStore)
         winBack = WinBackService(subscriptions: service)
         checkout = CheckoutService(subscriptions: service, portal: portal)
         let config = service.config
@@ -204,5 +204,10 @@ struct APIHandlers: APIProtocol {
     func simulateCheckout(_ input: Operations.SimulateCheckout.Input) async throws -> Operations.SimulateCheckout.Output {
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
         return .ok(.init(body: .json(try await checkout.complete(body, idempotencyKey: input.headers.idempotencyKey))))
+    }
+
+    func simulateAppStoreEvent(_ input: Operations.SimulateAppStoreEvent.Input) async throws -> Operations.SimulateAppStoreEvent.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await appStore.simulate(body))))
     }
 }

@@ -55,6 +55,8 @@ extension AppStoreService {
         _ notification: AppStoreNotification, transaction: AppStoreTransaction?, renewal: AppStoreRenewalInfo?,
         to record: inout SubscriptionRecord, now: Int64
     ) {
+        // The event's time: when Apple signed it (so a long test-clock jump keeps windows right).
+        let now = date(notification.signedDate) ?? now
         if let expires = date(transaction?.expiresDate) { record.currentPeriodEnd = expires }
         if let renewal { record.willRenew = renewal.autoRenewStatus == 1 }
         func set(_ status: Entitlement.Status) { record.status = status.wireValue }

@@ -8,8 +8,12 @@ import SaveDeskAPI
 final class TestClockService: Sendable {
     typealias Schemas = Components.Schemas
     let subscriptions: SubscriptionService
+    let appStore: AppStoreService
 
-    init(subscriptions: SubscriptionService) { self.subscriptions = subscriptions }
+    init(subscriptions: SubscriptionService, appStore: AppStoreService) {
+        self.subscriptions = subscriptions
+        self.appStore = appStore
+    }
 
     static let maxDays = 3650
 
@@ -27,7 +31,7 @@ final class TestClockService: Sendable {
         guard days <= Self.maxDays, hours <= Self.maxDays * 24 else {
             throw SaveDeskError.badRequest("advance at most \(Self.maxDays) days at a time", code: "invalid_advance")
         }
-        return try await subscriptions.store.transaction { db in
+        var web = try await subscriptions.store.transaction { db in
             clock.advance(by: TimeInterval(days) * 86_400 + TimeInterval(hours) * 3_600)
             let now = subscriptions.clock.now()
             var transitions: [Schemas.ClockTransition] = []
@@ -40,5 +44,10 @@ final class TestClockService: Sendable {
             }
             return Schemas.ClockAdvanceResponse(now: now, transitions: transitions)
         }
+        // The simulated App Store's timeline runs after, through the signed webhook path.
+        for (customer, subscription, steps) in try await appStore.advanceSimulatedAppStore(now: web.now.unixSeconds) {
+            web.transitions.append(.init(customerId: customer, subscriptionId: subscription, steps: steps))
+        }
+        return web
     }
 }

@@ -13,13 +13,18 @@ struct TestClockTests {
         defer { Task { await server.stop() } }
         let result = try await server.desk.advanceClock(body: .json(.init(days: 13))).ok.body.json
         #expect(result.now == TestServer.start.addingTimeInterval(13 * 86_400))
-        let steps = Dictionary(uniqueKeysWithValues: result.transitions.map { ($0.customerId, $0.steps) })
+        let steps = Dictionary(uniqueKeysWithValues: result.transitions.map { ($0.subscriptionId, $0.steps) })
         #expect(steps == [
-            "cus_ava": ["renewed"],
-            "cus_farah": ["period ended after cancellation; expired"],
-            "cus_hana": ["trial ended; first charge paid"],
-            "cus_quinn": ["trial ended; first charge paid"],
-            "cus_sam": ["payment kept failing; expired"],
+            // The web ledger.
+            "sub_ava_1": ["renewed"],
+            "sub_farah_1": ["period ended after cancellation; expired"],
+            "sub_hana_2": ["trial ended; first charge paid"],
+            "sub_quinn_1": ["trial ended; first charge paid"],
+            "sub_sam_1": ["payment kept failing; expired"],
+            // The simulated App Store, through signed notifications.
+            "sub_chloe_1": ["renewed by Apple"],
+            "sub_hana_1": ["renewed by Apple"],
+            "sub_olivia_1": ["grace period ended; billing retry"],
         ])
         // Emma's pause ends on day 24: a second advance resumes her.
         let later = try await server.desk.advanceClock(body: .json(.init(days: 11, hours: 1))).ok.body.json
