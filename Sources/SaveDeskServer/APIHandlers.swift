@@ -15,6 +15,7 @@ struct APIHandlers: APIProtocol {
     let winBack: WinBackService
     let appStore: AppStoreService
     let checkout: CheckoutService
+    let upgrades: UpgradeService
     /// The catalog and the cancel flow do not change while the server runs: converted once.
     let products: Schemas.ProductsResponse
     let cancelFlowConfig: Schemas.CancelFlowConfig
@@ -29,6 +30,7 @@ struct APIHandlers: APIProtocol {
         testClock = TestClockService(subscriptions: service, appStore: appStore)
         winBack = WinBackService(subscriptions: service)
         checkout = CheckoutService(subscriptions: service, portal: portal)
+        upgrades = UpgradeService(subscriptions: service, checkout: checkout)
         let config = service.config
         products = Schemas.ProductsResponse(
             products: try config.products.map { try WireMapping.convert($0.product) },
@@ -209,5 +211,19 @@ struct APIHandlers: APIProtocol {
     func simulateAppStoreEvent(_ input: Operations.SimulateAppStoreEvent.Input) async throws -> Operations.SimulateAppStoreEvent.Output {
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
         return .ok(.init(body: .json(try await appStore.simulate(body))))
+    }
+
+    func getUpgradeOffer(_ input: Operations.GetUpgradeOffer.Input) async throws -> Operations.GetUpgradeOffer.Output {
+        .ok(.init(body: .json(try await upgrades.offer(userId: input.query.userId, productId: input.query.productId))))
+    }
+
+    func executeUpgrade(_ input: Operations.ExecuteUpgrade.Input) async throws -> Operations.ExecuteUpgrade.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await upgrades.execute(body, idempotencyKey: input.headers.idempotencyKey))))
+    }
+
+    func respondToUpgradeOffer(_ input: Operations.RespondToUpgradeOffer.Input) async throws -> Operations.RespondToUpgradeOffer.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await upgrades.respond(body, idempotencyKey: input.headers.idempotencyKey))))
     }
 }

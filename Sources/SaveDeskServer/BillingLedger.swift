@@ -29,10 +29,13 @@ struct BillingLedger: Sendable {
         return date.unixSeconds
     }
 
-    /// The price charged at `time`: the list price less any discount running then.
+    /// The price charged at `time`: the list price less any discount running then, less any
+    /// credit due then (never below zero).
     func amount(for subscription: SubscriptionRecord, discounts: [DiscountRecord], at time: Int64) -> Int64 {
-        let percent = discounts.filter { $0.applies(at: time) }.compactMap(\.percentOff).max() ?? 0
-        return Money.discounted(micros: subscription.priceMicros, percentOff: percent, currencyCode: subscription.currency)
+        let running = discounts.filter { $0.applies(at: time) }
+        let percent = running.compactMap(\.percentOff).max() ?? 0
+        let credit = running.compactMap(\.amountOffMicros).reduce(0, +)
+        return max(0, Money.discounted(micros: subscription.priceMicros, percentOff: percent, currencyCode: subscription.currency) - credit)
     }
 
     // MARK: Time passing

@@ -49,6 +49,8 @@ struct DiscountRecord: Codable, Hashable, Sendable {
     /// Which offer created it; unique per subscription, so an offer never stacks.
     var offerKey: String
     var percentOff: Int?
+    /// A fixed amount off (an upgrade's credit for unused time), applied once.
+    var amountOffMicros: Int64? = nil
     var freeDays: Int?
     /// once, repeating, forever (or "free_period").
     var duration: String
@@ -58,7 +60,7 @@ struct DiscountRecord: Codable, Hashable, Sendable {
 
     /// Whether a discount applies to a charge made at `time`.
     func applies(at time: Int64) -> Bool {
-        guard percentOff != nil, time >= startsAt else { return false }
+        guard percentOff != nil || amountOffMicros != nil, time >= startsAt else { return false }
         if let endsAt { return time < endsAt }
         return duration != "once"
     }

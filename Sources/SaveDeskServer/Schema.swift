@@ -25,7 +25,7 @@ enum Schema {
             """
             CREATE TABLE discounts (
                 id TEXT PRIMARY KEY, subscription_id TEXT NOT NULL REFERENCES subscriptions (id),
-                offer_key TEXT NOT NULL, percent_off INTEGER, free_days INTEGER, duration TEXT NOT NULL,
+                offer_key TEXT NOT NULL, percent_off INTEGER, amount_off_micros BIGINT, free_days INTEGER, duration TEXT NOT NULL,
                 duration_in_months INTEGER, starts_at BIGINT NOT NULL, ends_at BIGINT,
                 UNIQUE (subscription_id, offer_key))
             """,

@@ -1,0 +1,150 @@
+import Foundation
+import RetentionDomain
+import SQLKit
+import SaveDeskAPI
+
+/// Tier upgrades. Web to web takes effect at once at the new price, with the unused time on the
+/// old price credited at the next renewal (negative proration). From the App Store, the upgrade
+/// is a web checkout for the higher tier.
+final class UpgradeService: Sendable {
+    typealias Schemas = Components.Schemas
+    let subscriptions: SubscriptionService
+    let checkout: CheckoutService
+
+    init(subscriptions: SubscriptionService, checkout: CheckoutService) {
+        self.subscriptions = subscriptions
+        self.checkout = checkout
+    }
+
+    var config: ServerConfig { subscriptions.config }
+
+    /// The next tier up: the lowest level above the current one, preferring the same interval.
+    func target(for current: ServerConfig.ProductConfig) -> ServerConfig.ProductConfig? {
+        config.products.filter { $0.tier > current.tier && $0.webPrice != nil }
+            .min { ($0.tier, $0.interval == current.interval ? 0 : 1) < ($1.tier, $1.interval == current.interval ? 0 : 1) }
+    }
+
+    private struct Plan {
+        var current: ServerConfig.ProductConfig
+        var target: ServerConfig.ProductConfig
+        var subscription: SubscriptionRecord
+        var type: String
+        var creditMicros: Int64
+        var nextBilling: Int64
+    }
+
+    private func plan(_ db: any SQLDatabase, userId: String, productId: String, now: Int64) async throws -> Result<Plan, SaveDeskError> {
+        let current = try subscriptions.product(productId)
+        _ = try await subscriptions.customer(db, id: userId)
+        let live = try await db.subscriptions(customerId: userId)
+            .filter { $0.productId == productId && BillingLedger.liveStatuses.contains($0.entitlementStatus) }
+        guard let subscription = live.last(where: { $0.source == .web }) ?? live.last else {
+            return .failure(.unprocessable("no live \(current.displayName) subscription to upgrade", code: "no_subscription"))
+        }
+        guard subscription.entitlementStatus != .paused else {
+            return .failure(.unprocessable("\(current.displayName) is paused; resume it before upgrading", code: "paused"))
+        }
+        guard let target = target(for: current) else {
+            return .failure(.unprocessable("\(current.displayName) is already the highest tier", code: "top_tier"))
+        }
+        let targetInterval = target.interval
+        if subscription.source == .appStore {
+            return .success(Plan(current: current, target: target, subscription: subscription, type: "storekit_to_web",
+                                 creditMicros: 0, nextBilling: BillingLedger.add(targetInterval, to: now)))
+        }
+        // Unused share of the current period, at the price paid for it.
+        let end = subscription.currentPeriodEnd ?? now
+        let start = BillingLedger.add(current.interval, -1, to: end)
+        let unused = max(0, Double(end - now) / Double(max(1, end - start)))
+        let credit = Int64((Double(subscription.priceMicros) * unused / 10_000).rounded()) * 10_000
+        return .success(Plan(current: current, target: target, subscription: subscription, type: "web_to_web",
+                             creditMicros: credit, nextBilling: BillingLedger.add(targetInterval, to: now)))
+    }
+
+    func offer(userId: String, productId: String) async throws -> Schemas.UpgradeOffer {
+        let now = subscriptions.clock.now().unixSeconds
+        return try await subscriptions.store.transaction { db in
+            try await subscriptions.settle(db, customerId: userId, now: now)
+            switch try await plan(db, userId: userId, productId: productId, now: now) {
+            case .failure(let reason):
+                return Schemas.UpgradeOffer(available: false, reason: reason.message)
+            case .success(let plan):
+                let webPrice = plan.target.webPrice?.amountMicros ?? 0
+                let storePrice = plan.target.appStorePrice?.amountMicros ?? webPrice
+                let savings = storePrice > 0 ? Int((Double(storePrice - webPrice) / Double(storePrice) * 100).rounded(.down)) : 0
+                let currency = plan.subscription.currency
+                return Schemas.UpgradeOffer(
+                    available: true, currentProduct: try WireMapping.convert(plan.current.product),
+                    targetProduct: try WireMapping.convert(plan.target.product), savingsPercent: max(0, savings),
+                    upgradeType: plan.type,
+                    proration: .init(amountCents: -Int(Money.minorUnits(fromMicros: plan.creditMicros, currencyCode: currency)),
+                                     currency: currency, nextBillingDate: Date(unixSeconds: plan.nextBilling)),
+                    display: .init(
+                        title: "Upgrade to \(plan.target.displayName)",
+                        body: plan.type == "web_to_web"
+                            ? "Starts today at \(Money.format(micros: webPrice, currencyCode: currency)); the unused \(Money.format(micros: plan.creditMicros, currencyCode: currency)) comes off your next bill."
+                            : "Move to \(plan.target.displayName) on the web and pay \(max(0, savings))% less than in the App Store.",
+                        ctaText: "Upgrade"
+                    )
+                )
+            }
+        }
+    }
+
+    func execute(_ request: Schemas.UpgradeRequest, idempotencyKey: String?) async throws -> Schemas.UpgradeResult {
+        let requested = try subscriptions.product(request.targetProductId)
+        let now = subscriptions.clock.now().unixSeconds
+        let planned = try await subscriptions.store.exclusive { db in
+            try await self.plan(db, userId: request.userId, productId: request.currentProductId, now: now)
+        }
+        let upgrade = try planned.get()
+        guard upgrade.target.id == requested.id || requested.tier > upgrade.current.tier else {
+            throw SaveDeskError.unprocessable("\(requested.displayName) is not an upgrade from \(upgrade.current.displayName)", code: "not_an_upgrade")
+        }
+        if upgrade.type == "storekit_to_web" {
+            let created = try await checkout.create(.init(productId: requested.id, userId: request.userId), idempotencyKey: idempotencyKey)
+            return .init(success: true, upgradeType: upgrade.type, checkoutUrl: created.checkoutUrl, transactionId: created.transactionId)
+        }
+        return try await subscriptions.changeSubscription(
+            operation: "executeUpgrade", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
+            product: upgrade.current, action: "subscription.upgrade", verb: "upgrade"
+        ) { subscription, db, now in
+            guard let price = requested.webPrice else { throw SaveDeskError.notFound("no web price", code: "unknown_product") }
+            let end = BillingLedger.add(requested.interval, to: now)
+            try await db.insert(ChargeRecord(
+                id: "ch_" + UUID().uuidString.lowercased(), subscriptionId: subscription.id, amountMicros: price.amountMicros,
+                currency: price.currencyCode, periodStart: now, periodEnd: end, status: "paid", at: now
+            ), into: "charges")
+            if upgrade.creditMicros > 0 {
+                try await db.insert(DiscountRecord(
+                    id: "di_" + UUID().uuidString.lowercased(), subscriptionId: subscription.id, offerKey: "upgrade_credit:\(now)",
+                    percentOff: nil, amountOffMicros: upgrade.creditMicros, freeDays: nil, duration: "once", durationInMonths: nil,
+                    startsAt: now, endsAt: end + 1
+                ), into: "discounts")
+            }
+            subscription.productId = requested.id
+            subscription.priceMicros = price.amountMicros
+            subscription.currentPeriodEnd = end
+            subscription.status = Entitlement.Status.active.wireValue
+            subscription.isTrial = false
+            subscription.trialType = nil
+            // Upgrading means staying: a pending cancellation is undone.
+            subscription.willRenew = true
+            subscription.cancelledAt = nil
+            subscription.accessUntil = nil
+            return Schemas.UpgradeResult(success: true, upgradeType: upgrade.type)
+        }
+    }
+
+    func respond(_ request: Schemas.UpgradeResponseRequest, idempotencyKey: String?) async throws -> Schemas.StatusResponse {
+        _ = try subscriptions.product(request.currentProductId)
+        _ = try subscriptions.product(request.targetProductId)
+        return try await subscriptions.mutate(
+            operation: "respondToUpgradeOffer", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
+            action: "upgrade_offer.\(request.outcome.rawValue)"
+        ) { db, _ in
+            _ = try await subscriptions.customer(db, id: request.userId)
+            return .init(output: .init(status: "recorded"), before: nil, after: nil)
+        }
+    }
+}
