@@ -106,6 +106,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
             ],
             path: "Benchmarks/SaveDeskBench"
         ),

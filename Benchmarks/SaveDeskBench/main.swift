@@ -152,6 +152,24 @@ for (scenario, baseURL) in scenarios {
                  throughputs.last!, median.percentile(0.5), median.percentile(0.99), results.map(\.failures).reduce(0, +))
     print(line)
 }
+// The cancel-flow funnel over a million generated responses (goal: ≤ 500 ms).
+let funnelCount = argument("--funnel-responses", default: 1_000_000)
+if funnelCount > 0 {
+    let generated = ContinuousClock.now
+    try await FunnelBench.generate(count: funnelCount, databasePath: database)
+    print("\ncancel-flow funnel over \(funnelCount) generated responses (written in \(ContinuousClock.now - generated))")
+    let operatorKey = "sk_test_savedesk_demo_marco_0001"
+    let from = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-30 * 86_400))
+    for (name, query) in [("all time", ""), ("one operator", "?operator=Marco%20(support)"), ("last 30 days", "?from=\(from)")] {
+        var times: [Double] = []
+        for _ in 0..<(runs + 1) {
+            times.append(try await FunnelBench.time(savedesk.baseURL + "/v1/desk/analytics/cancel-flow" + query, key: operatorKey, client: client))
+        }
+        let measured = Array(times.dropFirst()).sorted()  // the first run warms the page cache
+        print(name.padding(toLength: 44, withPad: " ", startingAt: 0)
+            + String(format: "  %8.0f ms median (%.0f–%.0f)", measured[measured.count / 2], measured.first!, measured.last!))
+    }
+}
 try await client.shutdown()
 bareTask.cancel()
 await savedesk.stop()
