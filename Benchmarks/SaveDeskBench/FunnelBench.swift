@@ -29,7 +29,7 @@ enum FunnelBench {
                 "id", "customer_id", "product_id", "outcome", "offer_shown", "offer_accepted", "pause_shown", "pause_accepted",
                 "pause_duration_days", "last_step_seen", "answers", "variant_id", "actor", "created_at")
             let answers = db.insert(into: "cancel_flow_answers").columns(
-                "response_id", "question_id", "option_id", "free_text", "actor", "created_at")
+                "response_id", "question_id", "option_id", "free_text", "has_text", "actor", "created_at")
             for index in written..<(written + batch) {
                 let id = "cr_bench_\(index)"
                 let outcome = outcomes.randomElement(using: &generator)!
@@ -42,9 +42,9 @@ enum FunnelBench {
                     paused ? SQLBind([30, 60, 90].randomElement(using: &generator)!) as any SQLExpression : SQLLiteral.null,
                     SQLBind(Int.random(in: 0...3, using: &generator)), SQLBind("[]"), SQLLiteral.null, SQLBind(actor), SQLBind(at)
                 )
-                answers.values(SQLBind(id), SQLBind(1), SQLBind(Int.random(in: 11...14, using: &generator)), SQLLiteral.null, SQLBind(actor), SQLBind(at))
+                answers.values(SQLBind(id), SQLBind(1), SQLBind(Int.random(in: 11...14, using: &generator)), SQLLiteral.null, SQLBind(false), SQLBind(actor), SQLBind(at))
                 if index % 10 == 0 {
-                    answers.values(SQLBind(id), SQLBind(3), SQLLiteral.null, SQLBind("Generated comment \(index)"), SQLBind(actor), SQLBind(at))
+                    answers.values(SQLBind(id), SQLBind(3), SQLLiteral.null, SQLBind("Generated comment \(index)"), SQLBind(true), SQLBind(actor), SQLBind(at))
                 }
             }
             try await responses.run()

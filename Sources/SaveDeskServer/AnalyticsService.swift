@@ -29,62 +29,59 @@ final class AnalyticsService: Sendable {
             if let operatorName { builder = builder.where("actor", .equal, operatorName) }
             return builder
         }
-        func flag(_ column: String) -> any SQLExpression {
-            SQLFunction("sum", args: SQLRaw("CASE WHEN \(column) <> 0 THEN 1 ELSE 0 END"))
-        }
         let count = SQLFunction("count", args: SQLLiteral.all)
+        let dimensions = [
+            "actor", "outcome", "last_step_seen", "pause_duration_days", "offer_shown", "offer_accepted", "pause_shown",
+            "pause_accepted",
+        ]
         return try await store.exclusive { db in
-            // Outcomes per operator; totals are their sum.
+            // One grouped pass over the responses (index-only, see the funnel index); the
+            // figures are summed from its few hundred groups.
             var perOperator: [String: [String: Int]] = [:]
-            for row in try await filtered(db.select().column("actor").column("outcome").column(count, as: "n").from("cancel_flow_responses"))
-                .groupBy("actor").groupBy("outcome").all()
-            {
-                let actor = try row.decode(column: "actor", as: String.self)
-                perOperator[actor, default: [:]][try row.decode(column: "outcome", as: String.self)] = try row.decode(column: "n", as: Int.self)
+            var offerShown = 0, offerAccepted = 0, pauseShown = 0, pauseAccepted = 0
+            var durations: [Int: Int] = [:], steps: [Int: Int] = [:]
+            var grouped = filtered(db.select().columns(dimensions.map { SQLColumn($0) }).column(count, as: "n").from("cancel_flow_responses"))
+            for dimension in dimensions { grouped = grouped.groupBy(dimension) }
+            for row in try await grouped.all() {
+                let n = try row.decode(column: "n", as: Int.self)
+                func flag(_ column: String) throws -> Bool { try row.decode(column: column, as: Bool.self) }
+                perOperator[try row.decode(column: "actor", as: String.self), default: [:]][try row.decode(column: "outcome", as: String.self), default: 0] += n
+                if try flag("offer_shown") { offerShown += n }
+                if try flag("offer_accepted") { offerAccepted += n }
+                if try flag("pause_shown") { pauseShown += n }
+                if try flag("pause_accepted") {
+                    pauseAccepted += n
+                    if let days = try row.decode(column: "pause_duration_days", as: Int?.self) { durations[days, default: 0] += n }
+                }
+                steps[try row.decode(column: "last_step_seen", as: Int.self), default: 0] += n
             }
             let totals = perOperator.values.reduce(into: [String: Int]()) { sum, counts in
                 for (outcome, n) in counts { sum[outcome, default: 0] += n }
             }
-            let flags = try await filtered(db.select()
-                .column(flag("offer_shown"), as: "offer_shown").column(flag("offer_accepted"), as: "offer_accepted")
-                .column(flag("pause_shown"), as: "pause_shown").column(flag("pause_accepted"), as: "pause_accepted")
-                .from("cancel_flow_responses")).first()
-            func flagCount(_ name: String) throws -> Int { try flags?.decode(column: name, as: Int?.self) ?? 0 }
-
-            let durations = try await filtered(db.select().column("pause_duration_days", as: "k").column(count, as: "n")
-                .from("cancel_flow_responses").where(SQLRaw("pause_accepted <> 0")).where("pause_duration_days", .isNot, SQLLiteral.null))
-                .groupBy("pause_duration_days").orderBy("pause_duration_days").all()
-            let steps = try await filtered(db.select().column("last_step_seen", as: "k").column(count, as: "n")
-                .from("cancel_flow_responses")).groupBy("last_step_seen").orderBy("last_step_seen").all()
-
+            // One grouped pass over the answers.
             var optionCounts: [Int: [Int: Int]] = [:]
-            for row in try await filtered(db.select().column("question_id").column("option_id").column(count, as: "n")
-                .from("cancel_flow_answers").where("option_id", .isNot, SQLLiteral.null))
-                .groupBy("question_id").groupBy("option_id").all()
-            {
-                optionCounts[try row.decode(column: "question_id", as: Int.self), default: [:]][try row.decode(column: "option_id", as: Int.self)] =
-                    try row.decode(column: "n", as: Int.self)
-            }
             var freeTextCounts: [Int: Int] = [:]
-            for row in try await filtered(db.select().column("question_id").column(count, as: "n")
-                .from("cancel_flow_answers").where("free_text", .isNot, SQLLiteral.null)).groupBy("question_id").all()
+            for row in try await filtered(db.select().column("question_id").column("option_id").column("has_text").column(count, as: "n")
+                .from("cancel_flow_answers")).groupBy("question_id").groupBy("option_id").groupBy("has_text").all()
             {
-                freeTextCounts[try row.decode(column: "question_id", as: Int.self)] = try row.decode(column: "n", as: Int.self)
+                let question = try row.decode(column: "question_id", as: Int.self)
+                let n = try row.decode(column: "n", as: Int.self)
+                if let option = try row.decode(column: "option_id", as: Int?.self) { optionCounts[question, default: [:]][option, default: 0] += n }
+                if try row.decode(column: "has_text", as: Bool.self) { freeTextCounts[question, default: 0] += n }
             }
             var samples: [Int: [String]] = [:]
             for question in config.cancelFlow.config.questions where (freeTextCounts[question.id] ?? 0) > 0 {
                 samples[question.id] = try await filtered(db.select().column("free_text").from("cancel_flow_answers")
-                    .where("question_id", .equal, question.id).where("free_text", .isNot, SQLLiteral.null))
+                    .where("question_id", .equal, question.id).where("has_text", .equal, true))
                     .orderBy("created_at", .descending).limit(Self.samplesPerQuestion).all()
                     .map { try $0.decode(column: "free_text", as: String.self) }
             }
 
             return Schemas.CancelFlowAnalytics(
                 from: from, to: to, outcomes: Self.outcomes(totals),
-                offerShown: try flagCount("offer_shown"), offerAccepted: try flagCount("offer_accepted"),
-                pauseShown: try flagCount("pause_shown"), pauseAccepted: try flagCount("pause_accepted"),
-                pauseDurations: try durations.map { .init(key: String(try $0.decode(column: "k", as: Int.self)), count: try $0.decode(column: "n", as: Int.self)) },
-                lastStepReached: try steps.map { .init(key: String(try $0.decode(column: "k", as: Int.self)), count: try $0.decode(column: "n", as: Int.self)) },
+                offerShown: offerShown, offerAccepted: offerAccepted, pauseShown: pauseShown, pauseAccepted: pauseAccepted,
+                pauseDurations: durations.keys.sorted().map { .init(key: String($0), count: durations[$0] ?? 0) },
+                lastStepReached: steps.keys.sorted().map { .init(key: String($0), count: steps[$0] ?? 0) },
                 questions: config.cancelFlow.config.orderedQuestions.map { question in
                     Schemas.QuestionReport(
                         questionId: question.id, questionText: question.questionText,

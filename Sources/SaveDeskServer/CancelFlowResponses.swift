@@ -31,8 +31,8 @@ extension SubscriptionService {
                 .run()
             for answer in response.answers {
                 try await db.insert(into: "cancel_flow_answers")
-                    .columns("response_id", "question_id", "option_id", "free_text", "actor", "created_at")
-                    .values(SQLBindings.of(id, answer.questionId, answer.selectedOptionId, answer.freeText, actor, now))
+                    .columns("response_id", "question_id", "option_id", "free_text", "has_text", "actor", "created_at")
+                    .values(SQLBindings.of(id, answer.questionId, answer.selectedOptionId, answer.freeText, answer.freeText != nil, actor, now))
                     .run()
             }
             return Change(output: Schemas.StatusResponse(status: "recorded"), before: nil, after: nil)

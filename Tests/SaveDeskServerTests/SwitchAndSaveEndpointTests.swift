@@ -30,6 +30,10 @@ struct SwitchAndSaveEndpointTests {
         let diego = try await server.app.getUserOffer(query: .init(userId: "cus_diego")).ok.body.json
         #expect(diego.state == "ineligible" && diego.offer?.isEligible == false)
         #expect(diego.ineligibleReasons.map(\.message) == ["subscribed 12 days; this campaign starts at 30"])
+        let ben = try await server.app.getUserOffer(query: .init(userId: "cus_ben")).ok.body.json
+        #expect(ben.ineligibleReasons.map(\.message) == ["not in the rollout (bucket 85; this campaign reaches buckets below 70)"])
+        let george = try await server.app.getUserOffer(query: .init(userId: "cus_george")).ok.body.json
+        #expect(george.ineligibleReasons.map(\.code) == ["already_switched"] && george.subscription._type == "web")
         let maya = try await server.app.getUserOffer(query: .init(userId: "cus_maya")).ok.body.json
         #expect(maya.ineligibleReasons.map(\.code) == ["jurisdiction_not_allowed"])
         let hana = try await server.app.getUserOffer(query: .init(userId: "cus_hana")).ok.body.json

@@ -43,6 +43,12 @@ struct TestClockTests {
         expectFailure(try await server.client(key: "sk_live_savedesk_ops_000001").advanceClock(body: .json(.init(days: 1))),
                       status: 403, code: "test_mode_only")
         expectFailure(try await server.app.advanceClock(body: .json(.init(days: 1))), status: 403, code: "secret_key_required")
+        let live = server.client(key: "sk_live_savedesk_ops_000001")
+        expectFailure(try await live.simulateAppStoreEvent(body: .json(.init(originalTransactionId: "2000000810000001", event: .refund))),
+                      status: 403, code: "test_mode_only")
+        let checkout = try await server.app.createCheckout(body: .json(.init(productId: "premium_monthly", userId: "cus_ava"))).ok.body.json
+        expectFailure(try await live.simulateCheckout(body: .json(.init(transactionId: checkout.transactionId, outcome: .paid))),
+                      status: 403, code: "test_mode_only")
         #expect(server.clock.now() == TestServer.start, "time did not move")
     }
 
