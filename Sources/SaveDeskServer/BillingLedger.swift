@@ -53,9 +53,8 @@ struct BillingLedger: Sendable {
             let end = Self.add(interval(of: subscription.productId), to: time)
             let paid = !cardFailing
             charges.append(ChargeRecord(
-                id: "ch_" + UUID().uuidString.lowercased(), subscriptionId: subscription.id,
-                amountMicros: amount(for: subscription, discounts: discounts, at: time), currency: subscription.currency,
-                periodStart: time, periodEnd: end, status: paid ? "paid" : "failed", at: time
+                subscriptionId: subscription.id, amountMicros: amount(for: subscription, discounts: discounts, at: time),
+                currency: subscription.currency, from: time, to: end, paid: paid, at: time
             ))
             if paid {
                 subscription.status = Entitlement.Status.active.wireValue

@@ -189,9 +189,8 @@ final class CheckoutService: Sendable {
             if record.trialEnd == nil {
                 // A plain checkout is paid now for its first period.
                 try await db.insert(ChargeRecord(
-                    id: "ch_" + UUID().uuidString.lowercased(), subscriptionId: subscription.id, amountMicros: subscription.priceMicros,
-                    currency: record.currency, periodStart: start, periodEnd: subscription.currentPeriodEnd ?? start,
-                    status: "paid", at: now
+                    subscriptionId: subscription.id, amountMicros: subscription.priceMicros, currency: record.currency,
+                    from: start, to: subscription.currentPeriodEnd ?? start, paid: true, at: now
                 ), into: "charges")
             }
             subscription.updatedAt = now

@@ -112,8 +112,8 @@ final class UpgradeService: Sendable {
             guard let price = requested.webPrice else { throw SaveDeskError.notFound("no web price", code: "unknown_product") }
             let end = BillingLedger.add(requested.interval, to: now)
             try await db.insert(ChargeRecord(
-                id: "ch_" + UUID().uuidString.lowercased(), subscriptionId: subscription.id, amountMicros: price.amountMicros,
-                currency: price.currencyCode, periodStart: now, periodEnd: end, status: "paid", at: now
+                subscriptionId: subscription.id, amountMicros: price.amountMicros, currency: price.currencyCode,
+                from: now, to: end, paid: true, at: now
             ), into: "charges")
             if upgrade.creditMicros > 0 {
                 try await db.insert(DiscountRecord(

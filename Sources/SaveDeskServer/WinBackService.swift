@@ -65,9 +65,8 @@ final class WinBackService: Sendable {
                 try await db.insert(discount, into: "discounts")
                 let ledger = subscriptions.ledger
                 try await db.insert(ChargeRecord(
-                    id: "ch_" + UUID().uuidString.lowercased(), subscriptionId: web.id,
-                    amountMicros: ledger.amount(for: web, discounts: [discount], at: now), currency: web.currency,
-                    periodStart: now, periodEnd: web.currentPeriodEnd ?? now, status: customer.cardFailing ? "failed" : "paid", at: now
+                    subscriptionId: web.id, amountMicros: ledger.amount(for: web, discounts: [discount], at: now),
+                    currency: web.currency, from: now, to: web.currentPeriodEnd ?? now, paid: !customer.cardFailing, at: now
                 ), into: "charges")
                 if customer.cardFailing {
                     web.status = Entitlement.Status.pastDue.wireValue
