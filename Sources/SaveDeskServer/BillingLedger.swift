@@ -259,6 +259,21 @@ struct BillingLedger: Sendable {
         return (now, subscription.accessUntil ?? now)
     }
 
+    /// Starts a subscription afresh (win-back, upgrade): active, renewing, a new period ending at
+    /// `periodEnd`, with any cancellation, trial, payment trouble or expiry cleared.
+    func restart(_ subscription: inout SubscriptionRecord, periodEnd: Int64) {
+        subscription.status = Entitlement.Status.active.wireValue
+        subscription.willRenew = true
+        subscription.isTrial = false
+        subscription.trialType = nil
+        subscription.cancelledAt = nil
+        subscription.accessUntil = nil
+        subscription.cancelReason = nil
+        subscription.expirationIntent = nil
+        subscription.pastDueSince = nil
+        subscription.currentPeriodEnd = periodEnd
+    }
+
     /// Undoes a cancellation at period end.
     func reactivate(_ subscription: inout SubscriptionRecord, productName: String) throws(SaveDeskError) {
         try requireLive(subscription, productName: productName)

@@ -124,14 +124,8 @@ final class UpgradeService: Sendable {
             }
             subscription.productId = requested.id
             subscription.priceMicros = price.amountMicros
-            subscription.currentPeriodEnd = end
-            subscription.status = Entitlement.Status.active.wireValue
-            subscription.isTrial = false
-            subscription.trialType = nil
             // Upgrading means staying: a pending cancellation is undone.
-            subscription.willRenew = true
-            subscription.cancelledAt = nil
-            subscription.accessUntil = nil
+            subscriptions.ledger.restart(&subscription, periodEnd: end)
             return Schemas.UpgradeResult(success: true, upgradeType: upgrade.type)
         }
     }

@@ -47,14 +47,7 @@ final class WinBackService: Sendable {
             if var web = lapsed.last(where: { $0.source == .web }) {
                 let before = web
                 let terms = settings.terms
-                web.status = Entitlement.Status.active.wireValue
-                web.willRenew = true
-                web.cancelledAt = nil
-                web.accessUntil = nil
-                web.cancelReason = nil
-                web.expirationIntent = nil
-                web.pastDueSince = nil
-                web.currentPeriodEnd = BillingLedger.add(product.interval, to: now)
+                subscriptions.ledger.restart(&web, periodEnd: BillingLedger.add(product.interval, to: now))
                 web.updatedAt = now
                 let discount = DiscountRecord(
                     id: "di_" + UUID().uuidString.lowercased(), subscriptionId: web.id, offerKey: "win_back:\(now)",
