@@ -5,7 +5,7 @@ import PackageDescription
 
 let package = Package(
     name: "SaveDesk",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "savedesk", targets: ["savedesk"]),
         .library(name: "RetentionDomain", targets: ["RetentionDomain"]),
