@@ -67,7 +67,9 @@ let package = Package(
             dependencies: [
                 "SaveDeskAPI", "RetentionDomain",
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         // @MainActor @Observable flow models.
@@ -112,6 +114,13 @@ let package = Package(
         ),
         .testTarget(name: "RetentionDomainTests", dependencies: ["RetentionDomain"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ArchitectureTests"),
+        .testTarget(
+            name: "SaveDeskClientTests",
+            dependencies: [
+                "SaveDeskClient", "SaveDeskServer", "RetentionDomain", .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLKit", package: "sql-kit"),
+            ]
+        ),
         .testTarget(
             name: "SaveDeskServerTests",
             dependencies: [

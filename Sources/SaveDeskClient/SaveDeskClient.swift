@@ -1,6 +1,99 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import OpenAPIAsyncHTTPClient
+import OpenAPIRuntime
 import RetentionDomain
 import SaveDeskAPI
 
-/// SaveDeskClient: the HTTP facade, durable outbox and StoreKit sync queue.
-/// Filled by the client and view-model issue.
-public enum SaveDeskClientModule {}
+/// The client of a SaveDesk server: the generated OpenAPI client behind the primitives the seeds
+/// name. Calls time out; a GET, or a POST carrying an Idempotency-Key (which this client
+/// generates), is tried once more when the server cannot be reached or answers 5xx; a 409 with
+/// `retry_after` is honoured once.
+public final class SaveDeskClient: Sendable {
+    public let serverURL: URL
+    let api: Client
+    /// Where fire-and-forget calls wait until the server has them.
+    public let outbox: Outbox?
+
+    public init(serverURL: URL, key: String, timeout: Duration = .seconds(10), outbox: Outbox? = nil) {
+        self.serverURL = serverURL
+        self.outbox = outbox
+        let seconds = Int64(timeout.components.seconds)
+        let transport = AsyncHTTPClientTransport(configuration: .init(timeout: .seconds(max(1, seconds))))
+        api = Client(serverURL: serverURL, transport: transport, middlewares: [APIKeyHeader(key: key)])
+    }
+
+    /// A fresh Idempotency-Key for one logical call (kept across its retries).
+    public static func newIdempotencyKey() -> String { "sd_" + UUID().uuidString.lowercased() }
+
+    /// Runs a call; `retry` marks it safe to repeat (GET, or POST with an Idempotency-Key).
+    func send<Output: Sendable, Value>(
+        retry: Bool, _ call: () async throws -> Output, _ value: (Output) throws -> Value
+    ) async throws(SaveDeskClientError) -> Value {
+        var retried = false, waitedForConflict = false
+        while true {
+            let failure: SaveDeskClientError
+            do {
+                let output = try await call()
+                if let error = Self.failure(of: output) {
+                    failure = error
+                } else {
+                    do { return try value(output) } catch {
+                        throw SaveDeskClientError(kind: .invalidResponse, message: "the server's answer could not be read: \(error)")
+                    }
+                }
+            } catch let error as SaveDeskClientError {
+                throw error
+            } catch {
+                failure = SaveDeskClientError(
+                    kind: .unreachable, message: "the SaveDesk server at \(serverURL.absoluteString) could not be reached"
+                )
+            }
+            if case .server(409, _) = failure.kind, let wait = failure.retryAfter, !waitedForConflict {
+                waitedForConflict = true
+                try? await Task.sleep(for: RetryPolicy.conflictRetryDelay(retryAfter: wait))
+                continue
+            }
+            if retry, failure.isTransient, !retried {
+                retried = true
+                continue
+            }
+            throw failure
+        }
+    }
+
+    /// The error of a generated operation output (its `default` case), or nil on success.
+    static func failure(of output: Any) -> SaveDeskClientError? {
+        let mirror = Mirror(reflecting: output)
+        guard let child = mirror.children.first, child.label == "default" else { return nil }
+        let parts = Mirror(reflecting: child.value).children.map(\.value)
+        guard parts.count == 2, let status = parts[0] as? Int else {
+            return SaveDeskClientError(kind: .invalidResponse, message: "the server answered in a way this client does not understand")
+        }
+        guard let response = parts[1] as? Components.Responses._Error, let body = try? response.body.json else {
+            return SaveDeskClientError(kind: .server(status: status, code: "unknown"), message: "the server answered \(status)")
+        }
+        return SaveDeskClientError(
+            kind: .server(status: status, code: body.code), message: body.error, steps: body.steps ?? [], retryAfter: body.retryAfter
+        )
+    }
+
+    static func convert<Target: Decodable>(_ value: some Encodable, to type: Target.Type = Target.self) throws -> Target {
+        try WireConversion.convert(value, to: type)
+    }
+}
+
+/// Sends the API key the way the SDK does.
+struct APIKeyHeader: ClientMiddleware {
+    let key: String
+
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        request.headerFields[HTTPField.Name("X-ZeroSettle-Key")!] = key
+        return try await next(request, body, baseURL)
+    }
+}

@@ -3,14 +3,10 @@ import OpenAPIRuntime
 import RetentionDomain
 import SaveDeskAPI
 
-/// Domain values ⇄ generated API types. Both sides are Codable with the same wire JSON
-/// (snake_case keys, ISO-8601 dates without fractions), so a value converts through its JSON; a
-/// shape that drifts from the contract fails loudly in tests instead of being mapped by hand.
+/// Domain values as generated API types (through `WireConversion`, shared with the client).
 enum WireMapping {
     static func convert<Target: Decodable>(_ value: some Encodable, to type: Target.Type = Target.self) throws -> Target {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return try decoder.decode(Target.self, from: WireFormat.encoder().encode(value))
+        try WireConversion.convert(value, to: type)
     }
 
     static func entitlement(_ entitlement: Entitlement) throws -> Components.Schemas.Entitlement {

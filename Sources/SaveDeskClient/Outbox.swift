@@ -1,0 +1,158 @@
+import Foundation
+import RetentionDomain
+import SaveDeskAPI
+import Synchronization
+
+/// Fire-and-forget calls that must never be lost: each is written to its own file in the data
+/// directory before `enqueue` returns, delivered in order with the RetentionDomain backoff, kept
+/// across restarts, and sent with its own Idempotency-Key so a repeat is never applied twice.
+public final class Outbox: Sendable {
+    public enum Kind: String, Codable, Sendable {
+        case cancelFlowResponse, offerViewed, migrationConverted
+    }
+
+    /// One waiting call.
+    public struct Item: Codable, Sendable, Equatable {
+        public var sequence: UInt64
+        /// Also the Idempotency-Key of every attempt.
+        public var id: String
+        public var kind: Kind
+        /// The request body as wire JSON.
+        public var body: Data
+        public var attempts: Int
+        public var nextAttempt: Date?
+        public var lastError: String?
+    }
+
+    /// What a delivery pass did.
+    public struct Report: Sendable, Equatable {
+        public var delivered: Int
+        public var remaining: Int
+        /// Refused by the server (a 4xx); moved to `rejected/`, never silently dropped.
+        public var rejected: Int
+        public var nextAttempt: Date?
+    }
+
+    public let directory: URL
+    let policy: RetryPolicy
+    private let state: Mutex<UInt64>
+    private let delivering = Mutex(false)
+
+    public init(directory: URL, policy: RetryPolicy = .outbox) throws {
+        self.directory = directory
+        self.policy = policy
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("rejected"), withIntermediateDirectories: true)
+        let last = (try? FileManager.default.contentsOfDirectory(atPath: directory.path))?
+            .compactMap { UInt64($0.prefix(20)) }.max() ?? 0
+        state = Mutex(last)
+    }
+
+    /// Writes the call to disk (durably) and returns its Idempotency-Key.
+    @discardableResult
+    public func enqueue(_ kind: Kind, body: some Encodable) throws -> String {
+        let data = try WireFormat.encoder().encode(body)
+        return try state.withLock { sequence in
+            sequence += 1
+            let item = Item(sequence: sequence, id: "sd_outbox_" + UUID().uuidString.lowercased(), kind: kind, body: data,
+                            attempts: 0, nextAttempt: nil, lastError: nil)
+            try write(item)
+            return item.id
+        }
+    }
+
+    /// The waiting calls, oldest first.
+    public func pending() -> [Item] {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
+            .filter { $0.hasSuffix(".json") }.sorted()
+        return names.compactMap { name in
+            guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path) else { return nil }
+            return try? JSONDecoder().decode(Item.self, from: data)
+        }
+    }
+
+    /// Delivers waiting calls in order until one fails (later ones wait behind it, so order is
+    /// kept). Only one pass runs at a time.
+    public func deliver(using client: SaveDeskClient, now: Date = Date()) async -> Report {
+        guard delivering.withLock({ busy in
+            if busy { return false }
+            busy = true
+            return true
+        }) else { return Report(delivered: 0, remaining: pending().count, rejected: 0, nextAttempt: nil) }
+        defer { delivering.withLock { $0 = false } }
+        var report = Report(delivered: 0, remaining: 0, rejected: 0, nextAttempt: nil)
+        var items = pending()[...]
+        while var item = items.first {
+            if let next = item.nextAttempt, next > now {
+                report.nextAttempt = next
+                break
+            }
+            do {
+                try await client.deliver(item)
+                try? FileManager.default.removeItem(at: url(of: item))
+                report.delivered += 1
+                items = items.dropFirst()
+            } catch {
+                if error.isTransient {
+                    item.attempts += 1
+                    item.lastError = error.message
+                    // Back off from when the attempt failed (a timeout may have taken a while).
+                    item.nextAttempt = policy.nextAttempt(after: max(now, Date()), failedAttempts: item.attempts)
+                    try? write(item)
+                    report.nextAttempt = item.nextAttempt
+                    break
+                }
+                // The server refuses it for good: keep it aside for a person, and go on.
+                item.lastError = error.message
+                try? write(item, in: directory.appendingPathComponent("rejected"))
+                try? FileManager.default.removeItem(at: url(of: item))
+                report.rejected += 1
+                items = items.dropFirst()
+            }
+        }
+        report.remaining = pending().count
+        return report
+    }
+
+    private func url(of item: Item, in folder: URL? = nil) -> URL {
+        (folder ?? directory).appendingPathComponent(String(format: "%020llu", item.sequence) + ".json")
+    }
+
+    /// Atomic and durable: a temporary file, flushed, then renamed into place.
+    private func write(_ item: Item, in folder: URL? = nil) throws {
+        let target = url(of: item, in: folder)
+        let temporary = target.appendingPathExtension("tmp")
+        let data = try JSONEncoder().encode(item)
+        FileManager.default.createFile(atPath: temporary.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: temporary)
+        try handle.write(contentsOf: data)
+        try handle.synchronize()
+        try handle.close()
+        guard rename(temporary.path, target.path) == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: target.path])
+        }
+    }
+}
+
+extension SaveDeskClient {
+    /// Sends one outbox item with its own Idempotency-Key.
+    func deliver(_ item: Outbox.Item) async throws(SaveDeskClientError) {
+        func decode<T: Decodable>(_ type: T.Type) throws(SaveDeskClientError) -> T {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            do { return try decoder.decode(T.self, from: item.body) } catch {
+                throw SaveDeskClientError(kind: .invalidResponse, message: "outbox item \(item.id) cannot be read: \(error)")
+            }
+        }
+        switch item.kind {
+        case .cancelFlowResponse:
+            let body = try decode(Components.Schemas.CancelFlowResponse.self)
+            try await send(retry: false, { try await api.submitCancelFlowResponse(headers: .init(idempotencyKey: item.id), body: .json(body)) }) { _ = try $0.ok }
+        case .offerViewed:
+            let body = try decode(Components.Schemas.OfferViewedRequest.self)
+            try await send(retry: false, { try await api.recordOfferViewed(headers: .init(idempotencyKey: item.id), body: .json(body)) }) { _ = try $0.ok }
+        case .migrationConverted:
+            let body = try decode(Components.Schemas.MigrationConvertedRequest.self)
+            try await send(retry: false, { try await api.recordMigrationConverted(headers: .init(idempotencyKey: item.id), body: .json(body)) }) { _ = try $0.ok }
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import Logging
+import RetentionDomain
+import SaveDeskClient
+@testable import SaveDeskServer
+import SQLKit
+import Testing
+
+/// A real server, in-process on an ephemeral port, with the demo config and seed.
+struct LocalServer {
+    static let appKey = "pk_test_savedesk_demo_app_0001"
+    let running: SaveDeskBackend.Running
+    let directory: URL
+
+    static func start(in directory: URL? = nil) async throws -> LocalServer {
+        let directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-client-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let config = try ConfigReader.load(file: try #require(DemoSeed.demoConfigPath))
+        let database = directory.appendingPathComponent("savedesk.sqlite").path
+        _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: database)
+        let running = try await SaveDeskBackend.start(
+            config: config, databasePath: database, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        )
+        return LocalServer(running: running, directory: directory)
+    }
+
+    var url: URL { URL(string: running.baseURL)! }
+}
+
+@Suite("SaveDeskClient")
+struct ClientTests {
+    @Test func thePrimitivesWorkAgainstARealServer() async throws {
+        let server = try await LocalServer.start()
+        defer { Task { await server.running.stop() } }
+        let client = SaveDeskClient(serverURL: server.url, key: LocalServer.appKey)
+        let config = try await client.cancelFlowConfig()
+        #expect(config.questions.count == 3 && config.offer?.value == "40")
+        #expect(try await client.acceptSaveOffer(productId: "premium_monthly", userId: "cus_ava").message == "40% off for 3 months")
+        let resumes = try await client.pauseSubscription(productId: "premium_monthly", userId: "cus_ava", days: 30)
+        #expect(resumes != nil)
+        try await client.resumeSubscription(productId: "premium_monthly", userId: "cus_ava")
+        let until = try await client.cancelSubscription(productId: "premium_monthly", userId: "cus_ava")
+        #expect(until > Date())
+        #expect(try await client.openCustomerPortal(userId: "cus_ava").path.hasPrefix("/portal/"))
+        let entitlements = try await client.restoreEntitlements(userId: "cus_hana")
+        #expect(Set(entitlements.map(\.source)) == [.storeKit, .webCheckout])
+    }
+
+    @Test func errorsCarryTheServersWords() async throws {
+        let server = try await LocalServer.start()
+        defer { Task { await server.running.stop() } }
+        let client = SaveDeskClient(serverURL: server.url, key: LocalServer.appKey, timeout: .seconds(2))
+        do {
+            try await client.cancelSubscription(productId: "premium_monthly", userId: "cus_chloe")
+            Issue.record("an App Store subscription was cancelled")
+        } catch {
+            #expect(error.kind == .server(status: 422, code: "managed_by_app_store"))
+            #expect(error.message.contains("billed by the App Store") && error.steps.count == 4)
+        }
+        await #expect(throws: SaveDeskClientError(kind: .server(status: 404, code: "unknown_user"), message: "no customer with id \"cus_nobody\"")) {
+            _ = try await client.restoreEntitlements(userId: "cus_nobody")
+        }
+        let wrongKey = SaveDeskClient(serverURL: server.url, key: "pk_test_not_a_real_key_00")
+        await #expect(throws: SaveDeskClientError.self) { _ = try await wrongKey.cancelFlowConfig() }
+        await server.running.stop()
+        do {
+            _ = try await client.cancelFlowConfig()
+            Issue.record("a stopped server answered")
+        } catch {
+            #expect(error.kind == .unreachable && error.isTransient)
+            #expect(error.message.contains("could not be reached"))
+        }
+    }
+}
+
+@Suite("Durable outbox")
+struct OutboxTests {
+    static func response(_ index: Int) -> CancelFlow.Response {
+        CancelFlow.Response(
+            productId: "premium_monthly", userId: "cus_ava", outcome: index.isMultiple(of: 2) ? .cancelled : .retained,
+            answers: [.init(questionId: 1, selectedOptionId: 11 + index % 4)], offerShown: true,
+            offerAccepted: !index.isMultiple(of: 2), lastStepSeen: 3
+        )
+    }
+
+    @Test func twentyResponsesWaitForTheServerAndArriveExactlyOnce() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-outbox-\(UUID())")
+        // The server is down: a port that was just closed.
+        let gone = try await LocalServer.start()
+        await gone.running.stop()
+        let outbox = try Outbox(directory: directory)
+        let offline = SaveDeskClient(serverURL: gone.url, key: LocalServer.appKey, timeout: .seconds(2), outbox: outbox)
+        for index in 0..<20 { offline.submitCancelFlowResponse(Self.response(index)) }
+        #expect(outbox.pending().count == 20, "written before submit returned")
+        // submit started a delivery pass in the background; wait (bounded) until a pass has failed.
+        var failed = await outbox.deliver(using: offline)
+        for _ in 0..<200 where failed.nextAttempt == nil {
+            try await Task.sleep(for: .milliseconds(20))
+            failed = await outbox.deliver(using: offline)
+        }
+        #expect(failed.delivered == 0 && failed.remaining == 20 && failed.nextAttempt != nil)
+        #expect((outbox.pending().first?.attempts ?? 0) >= 1, "the failure is recorded with the item")
+        #expect(outbox.pending().dropFirst().allSatisfy { $0.attempts == 0 }, "later items wait behind the first, in order")
+
+        // The app restarts (a new outbox on the same folder) and the server is back.
+        let server = try await LocalServer.start()
+        defer { Task { await server.running.stop() } }
+        let reopened = try Outbox(directory: directory)
+        let pending = reopened.pending()
+        #expect(pending.count == 20 && pending.map(\.sequence) == pending.map(\.sequence).sorted())
+        let online = SaveDeskClient(serverURL: server.url, key: LocalServer.appKey, outbox: reopened)
+        let report = await reopened.deliver(using: online, now: Date().addingTimeInterval(3_600))
+        #expect(report.delivered == 20 && report.remaining == 0 && report.rejected == 0)
+        let again = await reopened.deliver(using: online, now: Date().addingTimeInterval(7_200))
+        #expect(again.delivered == 0)
+        // The server has each exactly once, in order.
+        let analytics = try await SaveDeskClientTestSupport.responseCount(server)
+        #expect(analytics == 20)
+    }
+
+    @Test func aRepeatedDeliveryIsNotAppliedTwice() async throws {
+        let server = try await LocalServer.start()
+        defer { Task { await server.running.stop() } }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-outbox-\(UUID())")
+        let outbox = try Outbox(directory: directory)
+        let client = SaveDeskClient(serverURL: server.url, key: LocalServer.appKey, outbox: outbox)
+        try outbox.enqueue(.cancelFlowResponse, body: Self.response(1))
+        // The answer to the first delivery is lost; the same item (same key) goes again.
+        let copy = try #require(outbox.pending().first)
+        #expect(await outbox.deliver(using: client).delivered == 1)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try JSONEncoder().encode(copy).write(to: directory.appendingPathComponent(String(format: "%020llu", copy.sequence) + ".json"))
+        #expect(await outbox.deliver(using: client).delivered == 1)
+        #expect(try await SaveDeskClientTestSupport.responseCount(server) == 1)
+    }
+
+    @Test func aResponseTheServerRefusesIsSetAsideNotLost() async throws {
+        let server = try await LocalServer.start()
+        defer { Task { await server.running.stop() } }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-outbox-\(UUID())")
+        let outbox = try Outbox(directory: directory)
+        let client = SaveDeskClient(serverURL: server.url, key: LocalServer.appKey, outbox: outbox)
+        var unknown = Self.response(0)
+        unknown.userId = "cus_nobody"
+        try outbox.enqueue(.cancelFlowResponse, body: unknown)
+        try outbox.enqueue(.cancelFlowResponse, body: Self.response(2))
+        let report = await outbox.deliver(using: client)
+        #expect(report.rejected == 1 && report.delivered == 1 && report.remaining == 0)
+        let aside = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("rejected").path)
+        #expect(aside.count == 1)
+    }
+}
+
+enum SaveDeskClientTestSupport {
+    /// How many cancel-flow responses the server's database holds.
+    static func responseCount(_ server: LocalServer) async throws -> Int {
+        let store = try await Store.open(
+            path: server.directory.appendingPathComponent("savedesk.sqlite").path, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        )
+        let count = try await store.exclusive { db in try await db.raw("SELECT count(*) AS n FROM cancel_flow_responses").first()?.decode(column: "n", as: Int.self) ?? 0 }
+        await store.close()
+        return count
+    }
+}
