@@ -106,6 +106,13 @@ struct APIHandlers: APIProtocol {
         return .ok(.init(body: .json(page)))
     }
 
+    func getDeskSession(_ input: Operations.GetDeskSession.Input) async throws -> Operations.GetDeskSession.Output {
+        let scope = RequestScope.current
+        return .ok(.init(body: .json(.init(
+            _operator: scope?.actor ?? "operator", mode: scope?.isSandbox == true ? .test : .live, serverTime: service.clock.now()
+        ))))
+    }
+
     func getCustomer(_ input: Operations.GetCustomer.Input) async throws -> Operations.GetCustomer.Output {
         .ok(.init(body: .json(try await desk.detail(customerId: input.path.customerId))))
     }
@@ -211,6 +218,11 @@ struct APIHandlers: APIProtocol {
     func simulateAppStoreEvent(_ input: Operations.SimulateAppStoreEvent.Input) async throws -> Operations.SimulateAppStoreEvent.Output {
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
         return .ok(.init(body: .json(try await appStore.simulate(body))))
+    }
+
+    func simulateStoreKitPurchase(_ input: Operations.SimulateStoreKitPurchase.Input) async throws -> Operations.SimulateStoreKitPurchase.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await appStore.simulatePurchase(body))))
     }
 
     func getUpgradeOffer(_ input: Operations.GetUpgradeOffer.Input) async throws -> Operations.GetUpgradeOffer.Output {

@@ -37,6 +37,42 @@ extension AppStoreService {
         return try await deliver(record, type: event.type, subtype: event.subtype, expires: event.expires, renewal: event.renewal, at: now)
     }
 
+    /// What the demo device's StoreKit hands the app after a purchase (or a renewal of an existing
+    /// subscription): a transaction signed with the local CA. Nothing is stored here; the device
+    /// syncs it to `storekit-transactions`, through its sync queue.
+    func simulatePurchase(_ request: Schemas.SimulateStoreKitPurchaseRequest) async throws -> Schemas.SimulatedStoreKitTransaction {
+        guard RequestScope.current?.isSandbox == true else {
+            throw SaveDeskError.forbidden("simulators need a test-mode key (sk_test_…)", code: "test_mode_only")
+        }
+        guard let ca = localCA, let settings = subscriptions.config.appStore else {
+            throw SaveDeskError.unprocessable("simulated App Store purchases need a local StoreKit CA (app_store.local_ca = true)", code: "no_local_ca")
+        }
+        guard let product = subscriptions.config.product(id: request.productId), let storeId = product.storekitProductId else {
+            throw SaveDeskError.notFound("no App Store product for \"\(request.productId)\"", code: "unknown_product")
+        }
+        let now = subscriptions.clock.now().unixSeconds
+        var otid = "2000009" + String(UInt64.random(in: 100_000_000...999_999_999))
+        var started = now, expires = BillingLedger.add(product.interval, to: now)
+        if let requested = request.originalTransactionId {
+            let record = try await subscriptions.store.exclusive { db in try await appStoreRecord(db, requested) }
+            guard let record else {
+                throw SaveDeskError.notFound("no App Store subscription with original transaction id \(requested)", code: "unknown_transaction")
+            }
+            otid = requested
+            started = record.startedAt
+            expires = nextPeriodEnd(record, from: max(record.currentPeriodEnd ?? now, now))
+        }
+        let transaction = AppStoreTransaction(
+            transactionId: "sim_\(UUID().uuidString.prefix(12))", originalTransactionId: otid, bundleId: settings.bundleId,
+            productId: storeId, purchaseDate: now * 1000, originalPurchaseDate: started * 1000, expiresDate: expires * 1000,
+            environment: settings.environment, type: "Auto-Renewable Subscription", revocationDate: nil, signedDate: now * 1000
+        )
+        return .init(
+            jwsRepresentation: try await ca.sign(transaction), transactionId: transaction.transactionId, originalTransactionId: otid,
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(expires))
+        )
+    }
+
     /// Runs the App Store's own timeline up to `now` for every App Store subscription (test clock):
     /// grace period → billing retry → expired, cancelled → expired, renewing → renewed.
     func advanceSimulatedAppStore(now: Int64) async throws -> [(customerId: String, subscriptionId: String, steps: [String])] {

@@ -49,6 +49,8 @@ struct TestClockTests {
         let checkout = try await server.app.createCheckout(body: .json(.init(productId: "premium_monthly", userId: "cus_ava"))).ok.body.json
         expectFailure(try await live.simulateCheckout(body: .json(.init(transactionId: checkout.transactionId, outcome: .paid))),
                       status: 403, code: "test_mode_only")
+        expectFailure(try await live.simulateStoreKitPurchase(body: .json(.init(productId: "premium_monthly"))),
+                      status: 403, code: "test_mode_only")
         #expect(server.clock.now() == TestServer.start, "time did not move")
     }
 
