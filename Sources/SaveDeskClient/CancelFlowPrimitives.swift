@@ -70,12 +70,6 @@ extension SaveDeskClient {
     /// response is written to the outbox first, so it survives a server that is down or an app
     /// that restarts, and is delivered in the background.
     public func submitCancelFlowResponse(_ response: CancelFlow.Response) {
-        guard let outbox else {
-            Task { try? await send(retry: true, { try await api.submitCancelFlowResponse(
-                headers: .init(idempotencyKey: Self.newIdempotencyKey()), body: .json(try Self.convert(response))) }) { _ = try $0.ok } }
-            return
-        }
-        _ = try? outbox.enqueue(.cancelFlowResponse, body: response)
-        Task { _ = await outbox.deliver(using: self) }
+        enqueue(.cancelFlowResponse, response)
     }
 }

@@ -37,6 +37,14 @@ public final class Outbox: Sendable {
     let policy: RetryPolicy
     private let state: Mutex<UInt64>
     private let delivering = Mutex(false)
+    private let loop = Mutex(LoopState())
+
+    /// The background delivery loop: at most one runs; a kick while it runs asks for another pass.
+    private struct LoopState {
+        var running = false
+        var again = false
+        var stopped = false
+    }
 
     public init(directory: URL, policy: RetryPolicy = .outbox) throws {
         self.directory = directory
@@ -72,7 +80,8 @@ public final class Outbox: Sendable {
 
     /// Delivers waiting calls in order until one fails (later ones wait behind it, so order is
     /// kept). Only one pass runs at a time.
-    public func deliver(using client: SaveDeskClient, now: Date = Date()) async -> Report {
+    /// `ignoringBackoff` sends the first waiting call now (the agent asked to retry).
+    public func deliver(using client: SaveDeskClient, now: Date = Date(), ignoringBackoff: Bool = false) async -> Report {
         guard delivering.withLock({ busy in
             if busy { return false }
             busy = true
@@ -82,7 +91,7 @@ public final class Outbox: Sendable {
         var report = Report(delivered: 0, remaining: 0, rejected: 0, nextAttempt: nil)
         var items = pending()[...]
         while var item = items.first {
-            if let next = item.nextAttempt, next > now {
+            if let next = item.nextAttempt, next > now, !(ignoringBackoff && report.delivered == 0 && report.rejected == 0) {
                 report.nextAttempt = next
                 break
             }
@@ -113,29 +122,77 @@ public final class Outbox: Sendable {
         return report
     }
 
+    /// Delivers in the background now, and again whenever the backoff says, until nothing waits
+    /// (or `stop()`). Safe to call often: one loop runs at a time.
+    public func kick(using client: SaveDeskClient, ignoringBackoff: Bool = false) {
+        let start = loop.withLock { state -> Bool in
+            if state.stopped { return false }
+            if state.running {
+                state.again = true
+                return false
+            }
+            state.running = true
+            return true
+        }
+        guard start else { return }
+        Task.detached { await self.run(using: client, ignoringBackoff: ignoringBackoff) }
+    }
+
+    /// Ends the background loop (the items stay on disk for the next start).
+    public func stop() { loop.withLock { $0.stopped = true } }
+
+    private func run(using client: SaveDeskClient, ignoringBackoff: Bool) async {
+        var force = ignoringBackoff
+        while true {
+            loop.withLock { $0.again = false }
+            let report = await deliver(using: client, ignoringBackoff: force)
+            force = false
+            let finished = loop.withLock { state -> Bool in
+                if state.stopped || (report.remaining == 0 && !state.again) {
+                    state.running = false
+                    return true
+                }
+                return false
+            }
+            if finished { return }
+            if report.remaining == 0 { continue }
+            // Something waits behind a failed call: sleep until its next attempt.
+            let wait = max(0.05, (report.nextAttempt ?? Date().addingTimeInterval(1)).timeIntervalSinceNow)
+            var slept = 0.0
+            while slept < wait, !loop.withLock({ $0.stopped }) {
+                let step = min(0.25, wait - slept)
+                try? await Task.sleep(for: .milliseconds(Int64(step * 1000)))
+                slept += step
+            }
+        }
+    }
+
     private func url(of item: Item, in folder: URL? = nil) -> URL {
         (folder ?? directory).appendingPathComponent(String(format: "%020llu", item.sequence) + ".json")
     }
 
-    /// Atomic and durable: a temporary file, flushed, then renamed into place.
     private func write(_ item: Item, in folder: URL? = nil) throws {
-        let target = url(of: item, in: folder)
-        let temporary = target.appendingPathExtension("tmp")
-        let data = try JSONEncoder().encode(item)
-        FileManager.default.createFile(atPath: temporary.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: temporary)
-        try handle.write(contentsOf: data)
-        try handle.synchronize()
-        try handle.close()
-        guard rename(temporary.path, target.path) == 0 else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: target.path])
-        }
+        try DurableFile.write(try JSONEncoder().encode(item), to: url(of: item, in: folder))
     }
 }
 
 extension SaveDeskClient {
+    /// A fire-and-forget call: written to the outbox, then delivered in the background. Never
+    /// throws, never blocks. Without an outbox (or when the disk refuses the write) it is sent
+    /// once in the background, with the client's one retry.
+    func enqueue(_ kind: Outbox.Kind, _ body: some Encodable & Sendable) {
+        if let outbox, (try? outbox.enqueue(kind, body: body)) != nil {
+            outbox.kick(using: self)
+            return
+        }
+        guard let data = try? WireFormat.encoder().encode(body) else { return }
+        let item = Outbox.Item(sequence: 0, id: "sd_" + UUID().uuidString.lowercased(), kind: kind, body: data,
+                               attempts: 0, nextAttempt: nil, lastError: nil)
+        Task { try? await deliver(item, retry: true) }
+    }
+
     /// Sends one outbox item with its own Idempotency-Key.
-    func deliver(_ item: Outbox.Item) async throws(SaveDeskClientError) {
+    func deliver(_ item: Outbox.Item, retry: Bool = false) async throws(SaveDeskClientError) {
         func decode<T: Decodable>(_ type: T.Type) throws(SaveDeskClientError) -> T {
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .iso8601
@@ -146,13 +203,13 @@ extension SaveDeskClient {
         switch item.kind {
         case .cancelFlowResponse:
             let body = try decode(Components.Schemas.CancelFlowResponse.self)
-            try await send(retry: false, { try await api.submitCancelFlowResponse(headers: .init(idempotencyKey: item.id), body: .json(body)) }) { _ = try $0.ok }
+            try await send(retry: retry, { try await api.submitCancelFlowResponse(headers: .init(idempotencyKey: item.id), body: .json(body)) }) { _ = try $0.ok }
         case .offerViewed:
             let body = try decode(Components.Schemas.OfferViewedRequest.self)
-            try await send(retry: false, { try await api.recordOfferViewed(headers: .init(idempotencyKey: item.id), body: .json(body)) }) { _ = try $0.ok }
+            try await send(retry: retry, { try await api.recordOfferViewed(headers: .init(idempotencyKey: item.id), body: .json(body)) }) { _ = try $0.ok }
         case .migrationConverted:
             let body = try decode(Components.Schemas.MigrationConvertedRequest.self)
-            try await send(retry: false, { try await api.recordMigrationConverted(headers: .init(idempotencyKey: item.id), body: .json(body)) }) { _ = try $0.ok }
+            try await send(retry: retry, { try await api.recordMigrationConverted(headers: .init(idempotencyKey: item.id), body: .json(body)) }) { _ = try $0.ok }
         }
     }
 }

@@ -1,0 +1,110 @@
+import Foundation
+import RetentionDomain
+import SaveDeskAPI
+
+/// The Desk API (`/v1/desk/…`): operators' calls. They need a secret key; the server refuses a
+/// publishable one, and refuses live keys on the clock and the simulators.
+extension SaveDeskClient {
+    /// Customers by id, email or name, one page at a time (pages start at 1).
+    public func searchCustomers(query: String? = nil, page: Int = 1, perPage: Int = 20) async throws(SaveDeskClientError) -> Wire.CustomerPage {
+        let query = query?.trimmingCharacters(in: .whitespacesAndNewlines)
+        return try await send(retry: true, {
+            try await api.searchCustomers(query: .init(query: query?.isEmpty == false ? query : nil, page: page, perPage: perPage))
+        }) { try $0.ok.body.json }
+    }
+
+    /// Profile, subscriptions, and entitlements with their lifecycle display.
+    public func customer(id: String) async throws(SaveDeskClientError) -> Wire.CustomerDetail {
+        try await send(retry: true, { try await api.getCustomer(path: .init(customerId: id)) }) { try $0.ok.body.json }
+    }
+
+    /// The customer's audit trail, newest first.
+    public func timeline(customerId: String, limit: Int = 100) async throws(SaveDeskClientError) -> [Wire.AuditEvent] {
+        try await send(retry: true, {
+            try await api.getCustomerTimeline(path: .init(customerId: customerId), query: .init(limit: limit))
+        }) { try $0.ok.body.json.events }
+    }
+
+    public func cancelFlowAnalytics(from: Date? = nil, to: Date? = nil, operator: String? = nil) async throws(SaveDeskClientError) -> Wire.CancelFlowAnalytics {
+        try await send(retry: true, {
+            try await api.getCancelFlowAnalytics(query: .init(from: from, to: to, _operator: `operator`))
+        }) { try $0.ok.body.json }
+    }
+
+    public func switchAndSaveAnalytics(from: Date? = nil, to: Date? = nil) async throws(SaveDeskClientError) -> Wire.SwitchAndSaveAnalytics {
+        try await send(retry: true, { try await api.getSwitchAndSaveAnalytics(query: .init(from: from, to: to)) }) { try $0.ok.body.json }
+    }
+
+    /// Test mode: moves the server's clock forward and runs every billing transition that falls due.
+    public func advanceClock(days: Int = 0, hours: Int = 0) async throws(SaveDeskClientError) -> Wire.ClockAdvance {
+        let key = Self.newIdempotencyKey()
+        return try await send(retry: true, {
+            try await api.advanceClock(headers: .init(idempotencyKey: key), body: .json(.init(days: days, hours: hours)))
+        }) { try $0.ok.body.json }
+    }
+
+    /// Wins back a lapsed subscriber (web: a discounted restart; App Store: an offer code).
+    public func winBack(customerId: String, productId: String) async throws(SaveDeskClientError) -> Wire.WinBack {
+        let key = Self.newIdempotencyKey()
+        return try await send(retry: true, {
+            try await api.winBackCustomer(path: .init(customerId: customerId), headers: .init(idempotencyKey: key), body: .json(.init(productId: productId)))
+        }) { try $0.ok.body.json }
+    }
+
+    /// Clears a recorded switch-and-save dismissal; true when there was one.
+    @discardableResult
+    public func resetOfferDismissal(customerId: String) async throws(SaveDeskClientError) -> Bool {
+        let key = Self.newIdempotencyKey()
+        return try await send(retry: true, {
+            try await api.resetOfferDismissal(path: .init(customerId: customerId), headers: .init(idempotencyKey: key))
+        }) { try $0.ok.body.json.status == "reset" }
+    }
+
+    /// Test mode: completes a pending checkout as the payment webhook would.
+    public func simulateCheckout(transactionId: String, outcome: Wire.CheckoutOutcome) async throws(SaveDeskClientError) -> Wire.CheckoutTransaction {
+        let key = Self.newIdempotencyKey()
+        return try await send(retry: true, {
+            try await api.simulateCheckout(headers: .init(idempotencyKey: key), body: .json(.init(transactionId: transactionId, outcome: outcome)))
+        }) { try $0.ok.body.json }
+    }
+
+    /// Test mode: a signed App Store Server Notification through the webhook path; returns its status.
+    @discardableResult
+    public func simulateAppStoreEvent(
+        originalTransactionId: String, event: Wire.AppStoreEvent, graceDays: Int? = nil
+    ) async throws(SaveDeskClientError) -> String {
+        let key = Self.newIdempotencyKey()
+        return try await send(retry: true, {
+            try await api.simulateAppStoreEvent(headers: .init(idempotencyKey: key), body: .json(.init(
+                originalTransactionId: originalTransactionId, event: event, graceDays: graceDays)))
+        }) { try $0.ok.body.json.status }
+    }
+
+    /// Test mode: what the demo device's StoreKit hands over after a purchase or renewal.
+    public func simulateStoreKitPurchase(
+        productId: String, originalTransactionId: String? = nil
+    ) async throws(SaveDeskClientError) -> Wire.SimulatedStoreKitTransaction {
+        let key = Self.newIdempotencyKey()
+        return try await send(retry: true, {
+            try await api.simulateStoreKitPurchase(headers: .init(idempotencyKey: key), body: .json(.init(
+                productId: productId, originalTransactionId: originalTransactionId)))
+        }) { try $0.ok.body.json }
+    }
+}
+
+extension SaveDeskClient {
+    /// Who the key acts as, test or live, and the server's clock. Also the connection check.
+    public func session() async throws(SaveDeskClientError) -> DeskSession {
+        try await send(retry: true, { try await api.getDeskSession() }) { output in
+            let body = try output.ok.body.json
+            return DeskSession(operatorName: body._operator, isTestMode: body.mode == .test, serverTime: body.serverTime)
+        }
+    }
+}
+
+/// The operator's session as the server sees it.
+public struct DeskSession: Sendable, Equatable {
+    public var operatorName: String
+    public var isTestMode: Bool
+    public var serverTime: Date
+}

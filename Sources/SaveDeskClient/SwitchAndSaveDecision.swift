@@ -1,0 +1,44 @@
+import Foundation
+import RetentionDomain
+import SaveDeskAPI
+
+/// The server's switch-and-save decision for one user (`GET user-offer`), in domain terms.
+public struct SwitchAndSaveDecision: Sendable, Equatable {
+    public var userId: String
+    /// The `MigrationOffer.State` the decision resolves to (never a locked state's memory: the
+    /// manager keeps that).
+    public var state: MigrationOffer.State
+    /// Present from `eligible` on.
+    public var offerData: MigrationOffer.OfferData?
+    /// The copy of every step, present with `offerData`.
+    public var display: MigrationOffer.DisplayCopy?
+    /// Why the offer is not shown, in rule order.
+    public var reasons: [IneligibleReason]
+    /// Whether Apple still renews (the customer must cancel Apple billing themselves).
+    public var requiresAppleCancel: Bool
+    public var appleSubscription: AppStore.SubscriptionSummary?
+    public var dismissal: SwitchAndSaveEligibility.Dismissal?
+    public var isSandbox: Bool
+    public var serverTime: Date
+
+    init(_ wire: Components.Schemas.UserOfferResponse) throws {
+        userId = wire.userId
+        state = MigrationOffer.State(rawValue: wire.state) ?? .ineligible
+        reasons = try WireConversion.convert(wire.ineligibleReasons)
+        dismissal = try wire.dismissal.map { try WireConversion.convert($0) }
+        isSandbox = wire.isSandbox
+        serverTime = wire.serverTime
+        requiresAppleCancel = wire.offer?.requiresAppleCancel ?? false
+        appleSubscription = try wire.offer?.appleSubscription.map { try WireConversion.convert($0) }
+        display = try wire.offer?.display.map { try WireConversion.convert($0) }
+        if state.carriesOfferData, let offer = wire.offer, let productId = offer.checkoutProductId, let display {
+            offerData = MigrationOffer.OfferData(
+                prompt: .init(productId: productId, discountPercent: offer.savingsPercent, title: display.title,
+                              message: display.body, ctaText: display.ctaText),
+                freeTrialDays: offer.freeTrialDays, activeStoreKitProductId: wire.subscription.productId ?? ""
+            )
+        } else {
+            offerData = nil
+        }
+    }
+}
