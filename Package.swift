@@ -122,6 +122,14 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "SaveDeskViewModelsTests",
+            dependencies: [
+                "SaveDeskViewModels", "SaveDeskClient", "SaveDeskServer", "RetentionDomain",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLKit", package: "sql-kit"),
+            ]
+        ),
+        .testTarget(
             name: "SaveDeskServerTests",
             dependencies: [
                 "SaveDeskServer", "SaveDeskAPI", "RetentionDomain",

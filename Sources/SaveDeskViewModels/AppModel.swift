@@ -1,0 +1,186 @@
+import Foundation
+import Observation
+import RetentionDomain
+import SaveDeskClient
+
+/// The console as a whole: where the agent is (a navigation stack), what to tell them (toasts),
+/// whether the server answers, test or live mode, who is signed in, and how many fire-and-forget
+/// calls are still waiting in the outbox. It owns the client and hands it to each flow's model.
+@MainActor @Observable
+public final class AppModel {
+    /// A screen of the console.
+    public enum Route: Hashable, Sendable {
+        case customers
+        case customer(id: String)
+        case cancelFlow(customerId: String, productId: String)
+        case switchAndSave(customerId: String)
+        case timeline(customerId: String)
+        case analytics
+        case demoDevice
+    }
+
+    public enum Connection: Hashable, Sendable {
+        case connecting
+        case connected
+        /// The server did not answer; the message says which server.
+        case unreachable(String)
+    }
+
+    /// A short message for the agent; an error toast may offer a retry.
+    public struct Toast: Hashable, Sendable, Identifiable {
+        public var id: Int
+        public var message: String
+        public var isError: Bool
+        public var canRetry: Bool
+    }
+
+    public let client: SaveDeskClient
+    public let dataDirectory: URL
+    public private(set) var stack: [Route] = [.customers]
+    public private(set) var toasts: [Toast] = []
+    public private(set) var connection: Connection = .connecting
+    /// From the key's prefix at once, then as the server reports it.
+    public private(set) var isTestMode: Bool
+    public private(set) var operatorName: String?
+    /// Fire-and-forget calls not yet delivered.
+    public private(set) var outboxWaiting = 0
+    @ObservationIgnored private var retries: [Int: @MainActor () async -> Void] = [:]
+    @ObservationIgnored private var nextToastId = 1
+    @ObservationIgnored private var outboxWatch: Task<Void, Never>?
+
+    /// `dataDirectory` holds the outbox, the dismissal cache and the StoreKit sync queue.
+    public init(serverURL: URL, key: String, dataDirectory: URL, timeout: Duration = .seconds(10)) throws {
+        self.dataDirectory = dataDirectory
+        try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
+        let outbox = try Outbox(directory: dataDirectory.appendingPathComponent("outbox"))
+        client = SaveDeskClient(serverURL: serverURL, key: key, timeout: timeout, outbox: outbox)
+        isTestMode = key.contains("_test_")
+        outboxWaiting = outbox.pending().count
+    }
+
+    public var currentRoute: Route { stack[stack.count - 1] }
+
+    /// Checks the connection and starts delivering whatever the outbox holds (from an earlier run too).
+    public func start() async {
+        await checkConnection()
+        client.outbox?.kick(using: client)
+        watchOutbox()
+    }
+
+    /// Stops background delivery (what waits stays on disk for the next start).
+    public func shutdown() {
+        outboxWatch?.cancel()
+        client.outbox?.stop()
+    }
+
+    public func checkConnection() async {
+        do {
+            let session = try await client.session()
+            operatorName = session.operatorName
+            isTestMode = session.isTestMode
+            connection = .connected
+        } catch {
+            note(error)
+            if case .server = error.kind { connection = .connected }
+        }
+    }
+
+    /// Asks the outbox to deliver now, ignoring its backoff (the agent pressed retry).
+    public func retryOutbox() {
+        client.outbox?.kick(using: client, ignoringBackoff: true)
+    }
+
+    /// Refreshes `outboxWaiting` from disk.
+    public func refreshOutbox() {
+        let waiting = client.outbox?.pending().count ?? 0
+        if waiting != outboxWaiting { outboxWaiting = waiting }
+    }
+
+    private func watchOutbox() {
+        outboxWatch?.cancel()
+        outboxWatch = Task { [weak self] in
+            while !Task.isCancelled {
+                self?.refreshOutbox()
+                try? await Task.sleep(for: .milliseconds(250))
+            }
+        }
+    }
+
+    // MARK: Navigation
+
+    public func push(_ route: Route) {
+        if currentRoute != route { stack.append(route) }
+    }
+
+    /// Back one screen; the home screen stays.
+    @discardableResult
+    public func pop() -> Route? {
+        guard stack.count > 1 else { return nil }
+        return stack.removeLast()
+    }
+
+    public func popToRoot() { stack = [.customers] }
+
+    // MARK: Toasts
+
+    /// Shows a message; with `retry`, an error toast the agent can retry from.
+    @discardableResult
+    public func show(_ message: String, isError: Bool = false, retry: (@MainActor () async -> Void)? = nil) -> Int {
+        let id = nextToastId
+        nextToastId += 1
+        if let retry { retries[id] = retry }
+        toasts.append(Toast(id: id, message: message, isError: isError, canRetry: retry != nil))
+        if toasts.count > 5 { dismissToast(toasts[0].id) }
+        return id
+    }
+
+    /// Shows a client error (and notes a lost connection).
+    public func report(_ error: SaveDeskClientError, retry: (@MainActor () async -> Void)? = nil) {
+        note(error)
+        show(error.message, isError: true, retry: retry)
+    }
+
+    public func dismissToast(_ id: Int) {
+        toasts.removeAll { $0.id == id }
+        retries[id] = nil
+    }
+
+    /// Runs a toast's retry (and removes the toast).
+    public func retryToast(_ id: Int) async {
+        guard let retry = retries[id] else { return }
+        dismissToast(id)
+        await retry()
+    }
+
+    /// Connection state follows every answer: no answer → unreachable, any answer → connected.
+    public func note(_ error: SaveDeskClientError) {
+        if case .unreachable = error.kind { connection = .unreachable(error.message) }
+    }
+
+    // MARK: Flow models, sharing this console's client
+
+    public func makeDirectory(debounce: Duration = .milliseconds(200)) -> CustomerDirectory {
+        CustomerDirectory(client: client, debounce: debounce)
+    }
+
+    public func makeOverview(customerId: String) -> CustomerOverview {
+        CustomerOverview(customerId: customerId, client: client)
+    }
+
+    public func makeCancelFlow(customerId: String, productId: String) -> CancelFlowSession {
+        CancelFlowSession(userId: customerId, productId: productId, client: client)
+    }
+
+    public func makeMigrationManager(userId: String, stripeCustomerId: String? = nil) -> MigrationManager {
+        MigrationManager(userId: userId, stripeCustomerId: stripeCustomerId, client: client,
+                         dismissals: DismissalCache(file: dataDirectory.appendingPathComponent("dismissals.json")))
+    }
+
+    public func makeFunnelReport() -> FunnelReport { FunnelReport(client: client) }
+
+    /// The demo device, in test mode only.
+    public func makeDemoDevice() -> DemoDevice? {
+        guard isTestMode else { return nil }
+        return try? DemoDevice(client: client, queueFile: dataDirectory.appendingPathComponent("storekit-sync-queue.json"))
+    }
+}

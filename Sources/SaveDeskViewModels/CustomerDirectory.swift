@@ -1,0 +1,103 @@
+import Foundation
+import Observation
+import SaveDeskClient
+
+/// Customer search as you type: each change of the query waits `debounce` before asking the
+/// server, and only the newest answer is shown. Paged, with empty and error states.
+@MainActor @Observable
+public final class CustomerDirectory {
+    public enum Phase: Hashable, Sendable {
+        case loading
+        case results
+        /// Nothing matched (or there are no customers yet); the message says which.
+        case empty(String)
+        case failed(String)
+    }
+
+    public private(set) var query = ""
+    public private(set) var phase: Phase = .loading
+    public private(set) var customers: [Wire.CustomerSummary] = []
+    public private(set) var page = 1
+    public private(set) var total = 0
+    public private(set) var selectedIndex = 0
+    public let perPage: Int
+
+    @ObservationIgnored let client: SaveDeskClient
+    @ObservationIgnored let debounce: Duration
+    @ObservationIgnored private var pending: Task<Void, Never>?
+    @ObservationIgnored private var generation = 0
+
+    init(client: SaveDeskClient, debounce: Duration, perPage: Int = 20) {
+        self.client = client
+        self.debounce = debounce
+        self.perPage = perPage
+    }
+
+    public var pageCount: Int { max(1, (total + perPage - 1) / perPage) }
+    public var selectedCustomer: Wire.CustomerSummary? { customers.indices.contains(selectedIndex) ? customers[selectedIndex] : nil }
+
+    /// The query changed (a key typed): search again after the debounce.
+    public func setQuery(_ text: String) {
+        guard text != query else { return }
+        query = text
+        pending?.cancel()
+        generation += 1
+        let ticket = generation
+        pending = Task { [weak self, debounce] in
+            try? await Task.sleep(for: debounce)
+            guard !Task.isCancelled else { return }
+            await self?.load(page: 1, ticket: ticket)
+        }
+    }
+
+    /// Loads the first page now (on open, or retry after an error).
+    public func reload() async {
+        pending?.cancel()
+        generation += 1
+        await load(page: page, ticket: generation)
+    }
+
+    /// Waits for a debounced search to finish (tests, and scripted use).
+    public func settle() async { await pending?.value }
+
+    public func nextPage() async {
+        guard page < pageCount else { return }
+        generation += 1
+        await load(page: page + 1, ticket: generation)
+    }
+
+    public func previousPage() async {
+        guard page > 1 else { return }
+        generation += 1
+        await load(page: page - 1, ticket: generation)
+    }
+
+    public func moveSelection(by delta: Int) {
+        guard !customers.isEmpty else { return }
+        selectedIndex = min(max(0, selectedIndex + delta), customers.count - 1)
+    }
+
+    public func select(index: Int) {
+        if customers.indices.contains(index) { selectedIndex = index }
+    }
+
+    private func load(page: Int, ticket: Int) async {
+        if phase != .loading { phase = .loading }
+        let query = self.query
+        do {
+            let result = try await client.searchCustomers(query: query, page: page, perPage: perPage)
+            guard ticket == generation else { return }  // a newer search is on its way
+            customers = result.customers
+            self.page = result.page
+            total = result.total
+            selectedIndex = 0
+            let trimmed = query.trimmingCharacters(in: .whitespaces)
+            phase = result.customers.isEmpty
+                ? .empty(trimmed.isEmpty ? "There are no customers yet." : "No customer matches \u{201C}\(trimmed)\u{201D}.")
+                : .results
+        } catch {
+            guard ticket == generation else { return }
+            phase = .failed(error.message)
+        }
+    }
+}

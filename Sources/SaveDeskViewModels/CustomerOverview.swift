@@ -1,0 +1,139 @@
+import Foundation
+import Observation
+import RetentionDomain
+import SaveDeskClient
+
+/// One customer: profile, entitlements with their source and lifecycle, the switch-and-save
+/// decision with its reasons, the timeline, and which actions the agent can take (and why not).
+@MainActor @Observable
+public final class CustomerOverview {
+    public enum Phase: Hashable, Sendable {
+        case loading
+        case loaded
+        case failed(String)
+    }
+
+    /// One entitlement as the agent sees it.
+    public struct EntitlementRow: Hashable, Sendable, Identifiable {
+        public var id: String
+        public var productId: String
+        /// "App Store" or "Web".
+        public var sourceBadge: String
+        /// The lifecycle display state's wire name (active, grace_period, paused…).
+        public var state: String
+        /// One line to read out: "Grace period · 5 days left to fix payment".
+        public var summary: String
+        public var hasAccess: Bool
+        public var daysLeft: Int?
+        /// none, notice, warning or critical.
+        public var warning: String
+        public var winBackEligible: Bool
+    }
+
+    public let customerId: String
+    public private(set) var phase: Phase = .loading
+    public private(set) var profile: Wire.CustomerProfile?
+    public private(set) var subscriptions: [Wire.Subscription] = []
+    public private(set) var entitlements: [EntitlementRow] = []
+    /// Lifecycle states that need a banner (warnings first).
+    public private(set) var banners: [EntitlementRow] = []
+    public private(set) var switchAndSave: SwitchAndSaveDecision?
+    public private(set) var timeline: [Wire.AuditEvent] = []
+    public private(set) var actions: [CustomerActions.Action] = []
+    /// The last action's result or failure, as a sentence.
+    public private(set) var lastMessage: String?
+    public private(set) var isWorking = false
+
+    @ObservationIgnored let client: SaveDeskClient
+
+    init(customerId: String, client: SaveDeskClient) {
+        self.customerId = customerId
+        self.client = client
+    }
+
+    public var availableActions: [CustomerActions.Action] { actions.filter(\.isAvailable) }
+
+    public func load() async {
+        do {
+            let detail = try await client.customer(id: customerId)
+            async let decision = try? client.userOffer(userId: customerId)
+            async let events = try? client.timeline(customerId: customerId, limit: 50)
+            profile = detail.profile
+            subscriptions = detail.subscriptions
+            entitlements = detail.entitlements.map { desk in
+                EntitlementRow(
+                    id: desk.entitlement.id, productId: desk.entitlement.productId,
+                    sourceBadge: desk.entitlement.source == "web_checkout" ? "Web" : desk.entitlement.source == "store_kit" ? "App Store" : desk.entitlement.source,
+                    state: desk.lifecycle.state, summary: desk.lifecycle.summary, hasAccess: desk.lifecycle.hasAccess,
+                    daysLeft: desk.lifecycle.daysLeft, warning: desk.lifecycle.warning, winBackEligible: desk.lifecycle.winBackEligible
+                )
+            }
+            banners = entitlements.filter { ["grace_period", "billing_retry", "paused", "cancels_on", "expired", "revoked"].contains($0.state) }
+                .sorted { Self.rank($0.warning) > Self.rank($1.warning) }
+            switchAndSave = await decision
+            timeline = await events ?? []
+            let domain = detail.domainEntitlements
+            var upgrades: [String: String?] = [:]
+            for entitlement in domain where entitlement.isActive {
+                if let offer = try? await client.upgradeOffer(userId: customerId, productId: entitlement.productId) {
+                    upgrades[entitlement.productId] = offer.available ? nil : (offer.reason ?? "no upgrade")
+                }
+            }
+            actions = CustomerActions.evaluate(.init(
+                entitlements: domain,
+                winBackProductIds: Set(entitlements.filter(\.winBackEligible).map(\.productId)),
+                switchAndSave: switchAndSave?.state,
+                switchAndSaveNote: switchAndSave?.reasons.first?.message,
+                upgrades: upgrades
+            ))
+            phase = .loaded
+        } catch {
+            // A refresh that fails keeps what is on screen and says why.
+            if phase == .loaded { lastMessage = error.message } else { phase = .failed(error.message) }
+        }
+    }
+
+    public func resume(productId: String) async {
+        await perform { [client, customerId] () throws(SaveDeskClientError) in
+            try await client.resumeSubscription(productId: productId, userId: customerId)
+            return "Resumed"
+        }
+    }
+
+    public func reactivate(productId: String) async {
+        await perform { [client, customerId] () throws(SaveDeskClientError) in
+            let renews = try await client.reactivateSubscription(productId: productId, userId: customerId)
+            return renews.map { "Renews again on \(CalendarDays.display($0, in: .gmt))" } ?? "Renews again"
+        }
+    }
+
+    public func winBack(productId: String) async {
+        await perform { [client, customerId] () throws(SaveDeskClientError) in
+            try await client.winBack(customerId: customerId, productId: productId).message
+        }
+    }
+
+    /// Upgrades web to web at once, or starts the App Store → web checkout (the URL is in the message).
+    public func upgrade(productId: String) async {
+        await perform { [client, customerId] () throws(SaveDeskClientError) in
+            let offer = try await client.upgradeOffer(userId: customerId, productId: productId)
+            guard offer.available, let target = offer.targetProduct?.id else { return offer.reason ?? "No upgrade is available" }
+            let result = try await client.executeUpgrade(userId: customerId, from: productId, to: target)
+            try? await client.respondToUpgradeOffer(userId: customerId, from: productId, to: target, outcome: .upgraded)
+            return result.checkoutUrl.map { "Checkout for the customer: \($0)" } ?? "Upgraded to \(offer.targetProduct?.displayName ?? target)"
+        }
+    }
+
+    private func perform(_ action: () async throws(SaveDeskClientError) -> String) async {
+        isWorking = true
+        defer { isWorking = false }
+        do {
+            lastMessage = try await action()
+            await load()
+        } catch {
+            lastMessage = error.message
+        }
+    }
+
+    static func rank(_ warning: String) -> Int { ["none", "notice", "warning", "critical"].firstIndex(of: warning) ?? 0 }
+}

@@ -1,0 +1,203 @@
+import Foundation
+import Observation
+import RetentionDomain
+import SaveDeskClient
+
+/// The switch-and-save flow for one user: the seed's `ZSMigrationManager` surface, on the server's
+/// decision. States move only by `MigrationOffer.transition`, so mid-flow states are locked against
+/// refreshes; a dismissal is recorded on the server (every console sees it) and cached in the data
+/// directory (it holds when the server cannot be reached).
+@MainActor @Observable
+public final class MigrationManager {
+    public private(set) var state: MigrationOffer.State = .loading
+    /// Present from `eligible` on (not when `dismissed`).
+    public private(set) var offerData: MigrationOffer.OfferData?
+    /// True while `startCheckout()` creates the checkout.
+    public private(set) var isLoading = false
+    /// The last failure of a checkout step, as a sentence.
+    public private(set) var checkoutError: String?
+    public let userId: String
+    public let stripeCustomerId: String?
+
+    /// The copy of every step (offer, accepted, completed, the Apple steps).
+    public private(set) var display: MigrationOffer.DisplayCopy?
+    /// Why the offer is not shown (when `ineligible` or `dismissed`).
+    public private(set) var reasons: [IneligibleReason] = []
+    /// The checkout in progress (its URL is for the customer).
+    public private(set) var checkout: Wire.Checkout?
+    /// The steps to read out for cancelling Apple billing, once asked for.
+    public private(set) var appleCancelSteps: [String] = []
+    /// True while the App Store still renews after the steps were read out.
+    public private(set) var waitingForAppleCancel = false
+    /// The last failure to reach the server (loading, dismissing), as a sentence.
+    public private(set) var loadError: String?
+
+    @ObservationIgnored let client: SaveDeskClient
+    @ObservationIgnored let dismissals: DismissalCache
+    @ObservationIgnored let sessionId = "sd_session_" + UUID().uuidString.lowercased()
+    @ObservationIgnored private var decision: SwitchAndSaveDecision?
+    @ObservationIgnored private var impressionRecorded = false
+
+    init(userId: String, stripeCustomerId: String?, client: SaveDeskClient, dismissals: DismissalCache) {
+        self.userId = userId
+        self.stripeCustomerId = stripeCustomerId
+        self.client = client
+        self.dismissals = dismissals
+    }
+
+    /// Evaluates (or re-evaluates) eligibility. A locked state does not move.
+    public func refresh() async {
+        let cached = dismissals.entry(for: userId)
+        do {
+            var decision = try await client.userOffer(userId: userId)
+            loadError = nil
+            if let cached, decision.state != .dismissed {
+                if cached.synced {
+                    // Recorded on the server and since cleared there (another console reset it).
+                    dismissals.set(nil, for: userId)
+                } else {
+                    // Dismissed while the server was away: record it now.
+                    try? await client.recordOfferDismissed(userId: userId)
+                    dismissals.set(.init(dismissedAt: cached.dismissedAt, synced: true), for: userId)
+                    decision.state = .dismissed
+                    decision.offerData = nil
+                }
+            }
+            self.decision = decision
+            apply(.evaluated(decision.state))
+            reasons = decision.reasons
+            if state.carriesOfferData, let data = decision.offerData {
+                offerData = data
+                display = decision.display
+            }
+            if state == .eligible, !impressionRecorded, let data = offerData {
+                impressionRecorded = true
+                client.recordOfferViewed(userId: userId, productId: data.prompt.productId, sessionId: sessionId)
+            }
+        } catch {
+            loadError = error.message
+            if cached != nil { apply(.evaluated(.dismissed)) }
+        }
+    }
+
+    /// Creates the web checkout (with a migration trial bridging the App Store period) and returns
+    /// its URL; nil on failure, with `checkoutError` saying why. `eligible` → `presented`.
+    @discardableResult
+    public func startCheckout() async -> URL? {
+        guard state == .eligible || state == .presented, let data = offerData else {
+            checkoutError = "the offer is not available (\(state.rawValue))"
+            return nil
+        }
+        isLoading = true
+        checkoutError = nil
+        defer { isLoading = false }
+        do {
+            let originalTransactionId = try await client.restoreEntitlements(userId: userId)
+                .first { $0.source == .storeKit && $0.isActive }?.storekitOriginalTransactionId
+            let created = try await client.createCheckout(
+                productId: data.prompt.productId, userId: userId, stripeCustomerId: stripeCustomerId,
+                appStoreSubscriptionEnd: decision?.appleSubscription?.expiresAt, originalTransactionId: originalTransactionId
+            )
+            checkout = created
+            apply(.present)
+            return URL(string: created.checkoutUrl)
+        } catch {
+            checkoutError = error.message
+            if case .server(404, _) = error.kind { apply(.productUnavailable) }
+            return nil
+        }
+    }
+
+    /// `eligible` → `presented` without creating a checkout.
+    public func present() { apply(.present) }
+
+    /// After the customer paid: confirms the transaction with the server (a bounded poll), then
+    /// `presented` → `accepted` and records the conversion (through the outbox).
+    public func markCheckoutSucceeded() async {
+        guard state == .presented else {
+            checkoutError = "there is no checkout in progress (\(state.rawValue))"
+            return
+        }
+        if let checkout {
+            do {
+                let transaction = try await client.confirmTransaction(id: checkout.transactionId)
+                guard transaction.status == "completed" else {
+                    checkoutError = transaction.status == "failed"
+                        ? "the payment failed; the customer can try again"
+                        : "the payment is not confirmed yet (\(transaction.status)); try again in a moment"
+                    return
+                }
+            } catch {
+                checkoutError = error.message
+                return
+            }
+        }
+        checkoutError = nil
+        apply(.checkoutSucceeded)
+        client.recordMigrationConverted(userId: userId)
+    }
+
+    /// There is no Settings sheet in a terminal: the steps to read out are shown, and the App
+    /// Store's renewal is checked. `accepted` → `completed` once renewal is off; otherwise
+    /// `waitingForAppleCancel` stays true and this can be called again.
+    public func showAppleSubscriptionManagement() async {
+        guard state == .accepted else { return }
+        if appleCancelSteps.isEmpty {
+            appleCancelSteps = (display?.appleCancelInstructions ?? "").split(separator: "\n").map(String.init)
+        }
+        do {
+            let entitlements = try await client.restoreEntitlements(userId: userId)
+            let apple = entitlements.first { $0.source == .storeKit && $0.storekitOriginalTransactionId != nil }
+            var renewing = apple?.willRenew ?? false
+            if let otid = apple?.storekitOriginalTransactionId {
+                renewing = try await client.storeKitSubscriptionStatus(originalTransactionId: otid).autoRenewStatus == 1
+            }
+            if let checkout {
+                try? await client.reportAppleRenewal(
+                    transactionId: checkout.transactionId, renewing: renewing, appStoreSubscriptionEnd: apple?.expiresAt)
+            }
+            checkoutError = nil
+            waitingForAppleCancel = renewing
+            if !renewing { apply(.appleRenewalOff) }
+        } catch {
+            checkoutError = error.message
+            waitingForAppleCancel = true
+        }
+    }
+
+    /// Dismisses from any state: at once on screen and in the cache, then on the server.
+    public func dismiss() async {
+        apply(.dismiss)
+        offerData = nil
+        dismissals.set(.init(dismissedAt: Date(), synced: false), for: userId)
+        do {
+            try await client.recordOfferDismissed(userId: userId)
+            dismissals.set(.init(dismissedAt: Date(), synced: true), for: userId)
+        } catch {
+            loadError = "dismissed here; the server will be told when it answers (\(error.message))"
+        }
+    }
+
+    /// Clears the dismissal (here and on the server) and evaluates again.
+    public func resetDismissedState() async {
+        do {
+            try await client.resetOfferDismissal(customerId: userId)
+        } catch {
+            loadError = error.message
+            return
+        }
+        dismissals.set(nil, for: userId)
+        apply(.resetDismissal)
+        await refresh()
+    }
+
+    private func apply(_ event: MigrationOffer.Event) {
+        do {
+            let next = try MigrationOffer.transition(from: state, on: event)
+            if next != state { state = next }
+            if !state.carriesOfferData, offerData != nil { offerData = nil }
+        } catch {
+            checkoutError = error.description
+        }
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import RetentionDomain
+import Testing
+
+@testable import SaveDeskViewModels
+
+@Suite("AppModel, directory, overview, analytics, demo device")
+@MainActor
+struct ConsoleTests {
+    @Test func twentyResponsesSubmittedWhileTheServerIsDownArriveExactlyOnceAfterBothRestart() async throws {
+        let demo = try await Demo.start()
+        await demo.stop()
+        let app = try demo.console(timeout: .seconds(2))
+        await app.start()
+        #expect(app.connection != .connected)
+        guard case .unreachable(let message) = app.connection else { Issue.record("\(app.connection)"); return }
+        #expect(message.contains("could not be reached"))
+        for index in 0..<20 {
+            app.client.submitCancelFlowResponse(CancelFlow.Response(
+                productId: "premium_monthly", userId: "cus_ava", outcome: index.isMultiple(of: 2) ? .cancelled : .retained,
+                answers: [.init(questionId: 1, selectedOptionId: 11 + index % 4)], offerShown: true,
+                offerAccepted: !index.isMultiple(of: 2), lastStepSeen: 3))
+        }
+        app.refreshOutbox()
+        #expect(app.outboxWaiting == 20, "each response is on disk before submit returns")
+        app.shutdown()
+
+        let again = try await demo.restarted()
+        defer { Task { await again.stop() } }
+        let restarted = try again.console()
+        defer { restarted.shutdown() }
+        #expect(restarted.outboxWaiting == 20)
+        await restarted.start()
+        #expect(restarted.connection == .connected && restarted.operatorName == "Marco (support)" && restarted.isTestMode)
+        #expect(await eventually { restarted.outboxWaiting == 0 })
+        #expect(try await again.count("cancel_flow_responses") == 20)
+        // Nothing is sent twice, however often delivery is asked for.
+        restarted.retryOutbox()
+        #expect(await eventually { restarted.client.outbox?.pending().isEmpty == true })
+        #expect(try await again.count("cancel_flow_responses") == 20)
+    }
+
+    @Test func navigationAndToasts() async throws {
+        let app = try AppModel(serverURL: try await deadServerURL(), key: Demo.operatorKey,
+                               dataDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-vm-\(UUID())"), timeout: .seconds(2))
+        #expect(app.currentRoute == .customers && app.pop() == nil)
+        app.push(.customer(id: "cus_ava"))
+        app.push(.customer(id: "cus_ava"))
+        app.push(.cancelFlow(customerId: "cus_ava", productId: "premium_monthly"))
+        #expect(app.stack.count == 3)
+        #expect(app.pop() == .cancelFlow(customerId: "cus_ava", productId: "premium_monthly"))
+        app.popToRoot()
+        #expect(app.stack == [.customers])
+
+        var retried = 0
+        let directory = app.makeDirectory()
+        await directory.reload()
+        guard case .failed(let message) = directory.phase else { Issue.record("\(directory.phase)"); return }
+        let id = app.show(message, isError: true) { retried += 1 }
+        #expect(app.toasts.first?.canRetry == true && app.toasts.first?.message.contains("could not be reached") == true)
+        await app.retryToast(id)
+        #expect(retried == 1 && app.toasts.isEmpty)
+        for index in 0..<7 { app.show("note \(index)") }
+        #expect(app.toasts.map(\.message) == (2..<7).map { "note \($0)" }, "at most five toasts, oldest go first")
+        #expect(app.makeDemoDevice() != nil)
+        let live = try AppModel(serverURL: try await deadServerURL(), key: "sk_live_whatever_0001",
+                                dataDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-vm-\(UUID())"))
+        #expect(!live.isTestMode && live.makeDemoDevice() == nil, "the demo device is for test mode only")
+    }
+
+    @Test func searchAsYouTypeShowsOnlyTheNewestAnswer() async throws {
+        let demo = try await Demo.start()
+        defer { Task { await demo.stop() } }
+        let app = try demo.console()
+        let directory = app.makeDirectory(debounce: .milliseconds(50))
+        let phases = Recorder { directory.phase }
+        await directory.reload()
+        #expect(directory.phase == .results && directory.total == 15 && directory.pageCount == 1)
+        for text in ["a", "av", "ava"] { directory.setQuery(text) }
+        await directory.settle()
+        #expect(directory.customers.map(\.id) == ["cus_ava"] && directory.selectedCustomer?.name == "Ava Thompson")
+        directory.setQuery("zzz-nobody")
+        await directory.settle()
+        #expect(directory.phase == .empty("No customer matches \u{201C}zzz-nobody\u{201D}."))
+        #expect(await phases.settled() == [.loading, .results, .loading, .results, .loading, .empty("No customer matches \u{201C}zzz-nobody\u{201D}.")],
+                "one search for three keystrokes")
+        directory.setQuery("")
+        await directory.settle()
+        directory.moveSelection(by: 100)
+        #expect(directory.selectedIndex == 14)
+        directory.moveSelection(by: -100)
+        #expect(directory.selectedIndex == 0)
+    }
+
+    @Test func pagingWalksThePages() async throws {
+        let demo = try await Demo.start()
+        defer { Task { await demo.stop() } }
+        let app = try demo.console()
+        let directory = CustomerDirectory(client: app.client, debounce: .zero, perPage: 6)
+        await directory.reload()
+        #expect(directory.pageCount == 3 && directory.customers.count == 6)
+        await directory.nextPage()
+        await directory.nextPage()
+        #expect(directory.page == 3 && directory.customers.count == 3)
+        await directory.nextPage()
+        #expect(directory.page == 3)
+        await directory.previousPage()
+        #expect(directory.page == 2)
+    }
+
+    @Test func theOverviewShowsLifecycleSwitchAndSaveAndTheActions() async throws {
+        let demo = try await Demo.start()
+        defer { Task { await demo.stop() } }
+        let app = try demo.console()
+        let olivia = app.makeOverview(customerId: "cus_olivia")
+        await olivia.load()
+        #expect(olivia.phase == .loaded && olivia.profile?.name.isEmpty == false)
+        #expect(olivia.entitlements.first?.sourceBadge == "App Store" && olivia.banners.first?.state == "grace_period")
+
+        let chloe = app.makeOverview(customerId: "cus_chloe")
+        await chloe.load()
+        #expect(chloe.switchAndSave?.state == .eligible)
+        let action = { (kind: CustomerActions.Kind) in chloe.actions.first { $0.kind == kind } }
+        #expect(action(.switchAndSave)?.isAvailable == true)
+        #expect(action(.cancelFlow)?.note?.contains("App Store") == true)
+        #expect(action(.resume)?.isAvailable == false && action(.resume)?.note == "nothing is paused")
+
+        let diego = app.makeOverview(customerId: "cus_diego")
+        await diego.load()
+        #expect(diego.actions.first { $0.kind == .switchAndSave }?.note?.contains("starts at 30") == true)
+
+        let emma = app.makeOverview(customerId: "cus_emma")
+        await emma.load()
+        #expect(emma.banners.first?.state == "paused")
+        let resume = try #require(emma.availableActions.first { $0.kind == .resume })
+        await emma.resume(productId: try #require(resume.productId))
+        #expect(emma.lastMessage == "Resumed" && emma.banners.isEmpty)
+        #expect(emma.timeline.first?.action.contains("resume") == true)
+
+        let ivan = app.makeOverview(customerId: "cus_ivan")
+        await ivan.load()
+        #expect(ivan.availableActions.contains { $0.kind == .winBack })
+
+        let ava = app.makeOverview(customerId: "cus_ava")
+        await ava.load()
+        #expect(ava.actions.map(\.kind) == CustomerActions.Kind.allCases, "every action once, available or not")
+        #expect(ava.actions.first { $0.kind == .upgrade }?.isAvailable == false, "premium is the top tier")
+
+        // Farah (basic, cancels at period end) can undo the cancellation and move up to premium.
+        let farah = app.makeOverview(customerId: "cus_farah")
+        await farah.load()
+        #expect(farah.banners.first?.state == "cancels_on", "\(farah.actions)")
+        #expect(Set(farah.availableActions.map(\.kind)).isSuperset(of: [.reactivate, .upgrade]), "\(farah.actions)")
+        await farah.reactivate(productId: "basic_monthly")
+        #expect(farah.lastMessage?.hasPrefix("Renews again") == true && farah.banners.isEmpty)
+        await farah.upgrade(productId: "basic_monthly")
+        #expect(farah.lastMessage?.hasPrefix("Upgraded to") == true, "\(farah.lastMessage ?? "")")
+
+        let nobody = app.makeOverview(customerId: "cus_nobody")
+        await nobody.load()
+        #expect(nobody.phase == .failed("no customer with id \"cus_nobody\""))
+    }
+
+    @Test func funnelReportBothViewsWithFilters() async throws {
+        let demo = try await Demo.start()
+        defer { Task { await demo.stop() } }
+        let app = try demo.console()
+        defer { app.shutdown() }
+        let session = app.makeCancelFlow(customerId: "cus_ava", productId: "premium_monthly")
+        await session.load()
+        try await session.skipAndCancel()
+        #expect(await eventually { app.client.outbox?.pending().isEmpty == true })
+        let report = app.makeFunnelReport()
+        await report.load()
+        let before = report.cancelFlow?.outcomes.total ?? 0
+        #expect(before >= 1 && report.outcomeBars.map(\.label) == ["Retained", "Paused", "Cancelled", "Dismissed"])
+        await report.apply(.init(operatorName: "Marco (support)"))
+        #expect(report.cancelFlow?.operators.allSatisfy { $0._operator == "Marco (support)" } == true)
+        await report.apply(.init(operatorName: "nobody at all"))
+        #expect(report.cancelFlow?.outcomes.total == 0)
+        await report.apply(.init())
+        await report.show(.switchAndSave)
+        #expect(report.phase == .loaded && report.funnelBars.count == 3)
+    }
+
+    @Test func theDemoDeviceDrivesTheClockTheAppStoreAndTheSyncQueue() async throws {
+        let demo = try await Demo.start()
+        let app = try demo.console()
+        let device = try #require(app.makeDemoDevice())
+        await device.advanceClock(days: 1)
+        #expect(device.lastResult?.hasPrefix("Now ") == true && device.serverTime != nil)
+        await device.appStoreEvent(.refund, originalTransactionId: "2000000810000002")
+        #expect(device.lastResult == "App Store refund: applied")
+
+        await device.purchaseOnAppStore(userId: "cus_ava", productId: "premium_monthly")
+        #expect(device.lastResult?.hasPrefix("Purchased and synced") == true)
+        #expect(await eventually { device.syncLog.last?.hasPrefix("synced ") == true })
+        #expect(try await app.client.restoreEntitlements(userId: "cus_ava").contains { $0.source == .storeKit })
+
+        // The sync fails while the server is away: the transaction waits, then goes when it is back.
+        let signed = try await app.client.simulateStoreKitPurchase(productId: "premium_monthly")
+        await demo.stop()
+        let offline = try AppModel(serverURL: demo.url, key: Demo.operatorKey, dataDirectory: demo.consoleDirectory, timeout: .seconds(2))
+        let away = try #require(offline.makeDemoDevice())
+        await away.syncQueue.sync(jws: signed.jwsRepresentation, transactionId: signed.transactionId,
+                                  originalTransactionId: signed.originalTransactionId, userId: "cus_ben", using: offline.client)
+        #expect(await eventually { away.syncLog.last?.hasPrefix("sync failed") == true && away.syncWaiting == 1 })
+        let again = try await demo.restarted()
+        defer { Task { await again.stop() } }
+        let back = try again.console()
+        let device2 = try #require(back.makeDemoDevice())
+        #expect(device2.syncWaiting == 1, "the queue is on disk")
+        #expect(await device2.syncQueue.retryDue(using: back.client, now: Date().addingTimeInterval(10)) == 1)
+        #expect(try await back.client.restoreEntitlements(userId: "cus_ben").contains { $0.storekitOriginalTransactionId == signed.originalTransactionId })
+        device2.logOut()
+        #expect(device2.syncQueue.pending().isEmpty)
+    }
+}

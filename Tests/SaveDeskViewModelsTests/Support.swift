@@ -1,0 +1,121 @@
+import Foundation
+import Logging
+import Observation
+import RetentionDomain
+import SQLKit
+import Testing
+
+@testable import SaveDeskServer
+@testable import SaveDeskViewModels
+
+/// A real server, in-process on an ephemeral port, with the demo config and seed, and a console
+/// (app model) with its own data directory talking to it over HTTP.
+struct Demo {
+    static let operatorKey = "sk_test_savedesk_demo_marco_0001"
+    var running: SaveDeskBackend.Running
+    /// The server's data directory (its database).
+    var serverDirectory: URL
+    /// The console's data directory (outbox, dismissal cache, sync queue).
+    var consoleDirectory: URL
+
+    static func start(serverDirectory: URL? = nil, consoleDirectory: URL? = nil, seed: Bool = true) async throws -> Demo {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-vm-\(UUID())")
+        let serverDirectory = serverDirectory ?? base.appendingPathComponent("server")
+        try FileManager.default.createDirectory(at: serverDirectory, withIntermediateDirectories: true)
+        let config = try ConfigReader.load(file: try #require(DemoSeed.demoConfigPath))
+        let database = serverDirectory.appendingPathComponent("savedesk.sqlite").path
+        if seed { _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: database) }
+        let running = try await SaveDeskBackend.start(
+            config: config, databasePath: database, clock: OffsetClock(), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        )
+        return Demo(running: running, serverDirectory: serverDirectory,
+                    consoleDirectory: consoleDirectory ?? base.appendingPathComponent("console"))
+    }
+
+    /// The same server (database) again, on a new port.
+    func restarted() async throws -> Demo {
+        try await Demo.start(serverDirectory: serverDirectory, consoleDirectory: consoleDirectory, seed: false)
+    }
+
+    var url: URL { URL(string: running.baseURL)! }
+
+    @MainActor
+    func console(timeout: Duration = .seconds(5)) throws -> AppModel {
+        try AppModel(serverURL: url, key: Self.operatorKey, dataDirectory: consoleDirectory, timeout: timeout)
+    }
+
+    func stop() async { await running.stop() }
+
+    /// Rows of a table in the server's database.
+    func count(_ table: String, where condition: String = "1 = 1") async throws -> Int {
+        let store = try await Store.open(
+            path: serverDirectory.appendingPathComponent("savedesk.sqlite").path,
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        )
+        let count = try await store.exclusive { db in
+            try await db.raw("SELECT count(*) AS n FROM \(unsafeRaw: table) WHERE \(unsafeRaw: condition)").first()?.decode(column: "n", as: Int.self) ?? 0
+        }
+        await store.close()
+        return count
+    }
+}
+
+/// A URL where nothing listens (a server that was just stopped).
+func deadServerURL() async throws -> URL {
+    let gone = try await Demo.start(seed: false)
+    await gone.stop()
+    return gone.url
+}
+
+/// Records every value of an observed expression, as the UI would see it: each change is read
+/// after it happened (the onChange of withObservationTracking fires before the change, so the
+/// read is scheduled on the main actor) and tracking is re-armed each time.
+@MainActor
+final class Recorder<Value: Equatable> {
+    private(set) var values: [Value] = []
+    private let read: @MainActor () -> Value
+
+    init(_ read: @escaping @MainActor () -> Value) {
+        self.read = read
+        values = [read()]
+        arm()
+    }
+
+    private func arm() {
+        withObservationTracking { _ = read() } onChange: { [weak self] in
+            Task { @MainActor in self?.changed() }
+        }
+    }
+
+    private func changed() {
+        let value = read()
+        if value != values.last { values.append(value) }
+        arm()
+    }
+
+    /// Lets scheduled reads run, then returns what was seen.
+    func settled() async -> [Value] {
+        for _ in 0..<5 { await Task.yield() }
+        return values
+    }
+}
+
+/// Polls `condition` (bounded) instead of sleeping a fixed time.
+@MainActor
+func eventually(timeout: Duration = .seconds(10), _ condition: @MainActor () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return await condition()
+}
+
+/// One event of the console's run loop (a key press, a finished call): runs `body`, then lets the
+/// main actor render, as the TUI does between events. Observation sees the state each event left.
+@MainActor
+func event<T>(_ body: @MainActor () async throws -> T) async rethrows -> T {
+    let result = try await body()
+    for _ in 0..<5 { await Task.yield() }
+    return result
+}
