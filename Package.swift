@@ -96,6 +96,7 @@ let package = Package(
                 "SaveDeskTUI", "SaveDeskServer", "SaveDeskViewModels", "SaveDeskClient", "RetentionDomain",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
         // `make bench`: backend throughput and latency next to a bare Hummingbird route.
@@ -128,6 +129,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLKit", package: "sql-kit"),
             ]
+        ),
+        // The `savedesk` binary run as a process against an in-process server.
+        .testTarget(
+            name: "SaveDeskCommandTests",
+            dependencies: ["SaveDeskServer", "SaveDeskClient", "RetentionDomain", .product(name: "Logging", package: "swift-log")],
+            resources: [.copy("Golden")]
         ),
         .testTarget(
             name: "SaveDeskServerTests",

@@ -4,7 +4,7 @@ import Foundation
 /// action appears once, so the console can show what is possible and explain what is not.
 public enum CustomerActions {
     public enum Kind: String, Hashable, Sendable, CaseIterable {
-        case cancelFlow, resume, reactivate, switchAndSave, upgrade, winBack
+        case cancelFlow = "cancel_flow", resume, reactivate, switchAndSave = "switch_and_save", upgrade, winBack = "win_back"
 
         public var title: String {
             switch self {

@@ -79,14 +79,16 @@ public final class Outbox: Sendable {
     }
 
     /// Delivers waiting calls in order until one fails (later ones wait behind it, so order is
-    /// kept). Only one pass runs at a time.
+    /// kept). One pass runs at a time: a call made during another pass waits for it to end first.
     /// `ignoringBackoff` sends the first waiting call now (the agent asked to retry).
     public func deliver(using client: SaveDeskClient, now: Date = Date(), ignoringBackoff: Bool = false) async -> Report {
-        guard delivering.withLock({ busy in
+        while !delivering.withLock({ busy in
             if busy { return false }
             busy = true
             return true
-        }) else { return Report(delivered: 0, remaining: pending().count, rejected: 0, nextAttempt: nil) }
+        }) {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
         defer { delivering.withLock { $0 = false } }
         var report = Report(delivered: 0, remaining: 0, rejected: 0, nextAttempt: nil)
         var items = pending()[...]

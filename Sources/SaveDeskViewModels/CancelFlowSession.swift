@@ -40,6 +40,8 @@ public final class CancelFlowSession {
     public private(set) var navigator: CancelFlow.Navigator?
     /// The response as submitted (once, at the end).
     public private(set) var submittedResponse: CancelFlow.Response?
+    /// The last failed call, with its kind (for exit codes and retries).
+    public private(set) var lastError: SaveDeskClientError?
 
     @ObservationIgnored let client: SaveDeskClient
     /// The server call for the choice made, kept for `retry()`.
@@ -68,6 +70,7 @@ public final class CancelFlowSession {
             navigator = CancelFlow.Navigator(config: config, productId: productId, userId: userId)
             phase = .inFlow
         } catch {
+            lastError = error
             phase = .unavailable(error.message)
         }
     }
@@ -185,6 +188,7 @@ public final class CancelFlowSession {
             let outcome: CancelFlow.Outcome = navigator?.outcome == .cancelled ? .cancelled : .dismissed
             await finish(Outcome(outcome: outcome, message: error.message, customerSteps: error.steps))
         } catch {
+            lastError = error
             phase = .failed(error.message)
         }
     }

@@ -1,0 +1,97 @@
+import Foundation
+import Logging
+import Testing
+
+@testable import SaveDeskServer
+
+/// A demo server in-process on a fixed clock (so output is the same on every run), and the built
+/// `savedesk` binary run against it as a person or a script would run it.
+struct CommandRunner {
+    static let operatorKey = "sk_test_savedesk_demo_marco_0001"
+    static let liveKey = "sk_live_savedesk_ops_000001"
+    /// The server's "now": every date in the golden files follows from it.
+    static let now = Date(timeIntervalSince1970: 1_795_348_800)  // 2026-11-22T12:00:00Z
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    var running: SaveDeskBackend.Running
+    var directory: URL
+
+    static let binary = Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("savedesk")
+
+    static func start() async throws -> CommandRunner {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-cli-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var config = try ConfigReader.load(file: try #require(DemoSeed.demoConfigPath))
+        config.apiKeys.append(try #require(APIKey(key: liveKey, operatorName: "Live Ops")))
+        let database = directory.appendingPathComponent("savedesk.sqlite").path
+        _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: database, now: now)
+        let running = try await SaveDeskBackend.start(
+            config: config, databasePath: database, clock: ManualClock(now), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        )
+        return CommandRunner(running: running, directory: directory)
+    }
+
+    func stop() async { await running.stop() }
+
+    /// The environment of a clean account: no profiles, this server, this key, state in the
+    /// test's directory.
+    var environment: [String: String] {
+        [
+            "SAVEDESK_SERVER": running.baseURL, "SAVEDESK_KEY": Self.operatorKey,
+            "XDG_CONFIG_HOME": directory.appendingPathComponent("config").path,
+            "XDG_STATE_HOME": directory.appendingPathComponent("state").path,
+            "HOME": directory.path, "SWIFT_BACKTRACE": "interactive=no", "NO_COLOR": "1",
+        ]
+    }
+
+    /// Runs `savedesk` with these arguments; never blocks a thread of the cooperative pool (the
+    /// server shares it), and output goes to files, so no pipe fills up.
+    func run(_ arguments: [String], environment extra: [String: String?] = [:]) async throws -> Result {
+        let id = UUID().uuidString
+        let out = directory.appendingPathComponent("\(id).out"), err = directory.appendingPathComponent("\(id).err")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        var environment = self.environment
+        for (key, value) in extra { environment[key] = value }
+        process.environment = environment
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+        return Result(status: status, stdout: try String(contentsOf: out, encoding: .utf8), stderr: try String(contentsOf: err, encoding: .utf8))
+    }
+}
+
+/// Golden files in `Tests/SaveDeskCommandTests/Golden`. `SAVEDESK_UPDATE_GOLDEN=1 swift test`
+/// rewrites them from the current output (then review the diff).
+enum Golden {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
+
+    /// Ids made up at run time (checkout transactions, URLs that carry them) are masked.
+    static func normalize(_ text: String) -> String {
+        text.replacingOccurrences(of: #"txn_[0-9a-f]+"#, with: "txn_…", options: .regularExpression)
+            .replacingOccurrences(of: #"http://127\.0\.0\.1:\d+"#, with: "http://127.0.0.1:PORT", options: .regularExpression)
+    }
+
+    static func check(_ output: String, _ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let actual = normalize(output)
+        let file = folder.appendingPathComponent(name)
+        if ProcessInfo.processInfo.environment["SAVEDESK_UPDATE_GOLDEN"] == "1" {
+            try actual.write(to: file, atomically: true, encoding: .utf8)
+            return
+        }
+        let expected = try String(contentsOf: file, encoding: .utf8)
+        #expect(actual == expected, "golden \(name) differs; SAVEDESK_UPDATE_GOLDEN=1 rewrites it", sourceLocation: sourceLocation)
+    }
+}

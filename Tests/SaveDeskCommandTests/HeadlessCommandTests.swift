@@ -1,0 +1,154 @@
+import Foundation
+import RetentionDomain
+import SaveDeskClient
+import Testing
+
+/// Every headless command against an in-process server: golden JSON for the success paths, the
+/// exit code and message for each class of error.
+@Suite("savedesk headless commands")
+struct HeadlessCommandTests {
+    @Test func cancelFlowAcceptingTheOffer() async throws {
+        let server = try await CommandRunner.start()
+        defer { Task { await server.stop() } }
+        let result = try await server.run(["flow", "cancel", "--user", "cus_ava", "--product", "premium_monthly",
+                                           "--answer", "1=11", "--accept-offer", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        try Golden.check(result.stdout, "flow-cancel-retained.json")
+        #expect(result.stderr.isEmpty, "the response was delivered before the command ended")
+    }
+
+    @Test func cancelFlowDecliningAndPausing() async throws {
+        let server = try await CommandRunner.start()
+        defer { Task { await server.stop() } }
+        let result = try await server.run(["flow", "cancel", "--user", "cus_ava", "--product", "premium_monthly",
+                                           "--answer", "1=13", "--answer", "2=23", "--answer", "3=  more comics please ",
+                                           "--pause-option", "1", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        try Golden.check(result.stdout, "flow-cancel-paused.json")
+        let human = try await server.run(["flow", "cancel", "--user", "cus_farah", "--product", "basic_monthly", "--dry-run",
+                                          "--answer", "1=14", "--cancel"])
+        #expect(human.status == 0 && human.stdout.contains("Outcome: cancelled · dry run"), "\(human.stdout)")
+    }
+
+    @Test func cancelFlowDryRunChangesNothing() async throws {
+        let server = try await CommandRunner.start()
+        defer { Task { await server.stop() } }
+        let result = try await server.run(["flow", "cancel", "--user", "cus_ava", "--product", "premium_monthly",
+                                           "--answer", "1=13", "--cancel", "--immediate", "--dry-run", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        try Golden.check(result.stdout, "flow-cancel-dry-run.json")
+        let analytics = try await server.run(["analytics", "cancel-flow", "--json"])
+        #expect(analytics.stdout.contains(#""total" : 0"#), "no response was recorded")
+    }
+
+    @Test func switchAndSaveAllTheWay() async throws {
+        let server = try await CommandRunner.start()
+        defer { Task { await server.stop() } }
+        let result = try await server.run(["flow", "switch", "--user", "cus_chloe", "--pay", "--apple-cancelled", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        try Golden.check(result.stdout, "flow-switch-completed.json")
+        let ineligible = try await server.run(["flow", "switch", "--user", "cus_diego", "--json"])
+        try Golden.check(ineligible.stdout, "flow-switch-ineligible.json")
+        let funnel = try await server.run(["analytics", "switch-and-save", "--json"])
+        try Golden.check(funnel.stdout, "analytics-switch-and-save.json")
+    }
+
+    @Test func customersListShowAnalyticsAndClock() async throws {
+        let server = try await CommandRunner.start()
+        defer { Task { await server.stop() } }
+        let list = try await server.run(["customers", "list", "--query", "o", "--per-page", "3", "--json"])
+        #expect(list.status == 0)
+        try Golden.check(list.stdout, "customers-list.json")
+        let show = try await server.run(["customers", "show", "cus_olivia", "--json"])
+        try Golden.check(show.stdout, "customers-show.json")
+        let table = try await server.run(["customers", "list"])
+        #expect(table.stdout.split(separator: "\n").first?.hasPrefix("ID          NAME") == true, "aligned columns: \(table.stdout)")
+        #expect(!table.stdout.contains("\u{1B}["), "no colour when stdout is not a terminal")
+        _ = try await server.run(["flow", "cancel", "--user", "cus_ava", "--product", "premium_monthly", "--answer", "1=13", "--cancel"])
+        let analytics = try await server.run(["analytics", "cancel-flow", "--from", "2026-11-01", "--operator", "Marco (support)", "--json"])
+        try Golden.check(analytics.stdout, "analytics-cancel-flow.json")
+        let clock = try await server.run(["clock", "advance", "--days", "10", "--json"])
+        try Golden.check(clock.stdout, "clock-advance.json")
+    }
+
+    @Test func errorsHaveTheirExitCodesAndSayWhy() async throws {
+        let server = try await CommandRunner.start()
+        defer { Task { await server.stop() } }
+        func expectFailure(_ arguments: [String], status: Int32, _ message: String, environment: [String: String?] = [:],
+                           sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            let result = try await server.run(arguments, environment: environment)
+            #expect(result.status == status, "\(arguments): \(result.stderr)", sourceLocation: sourceLocation)
+            #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)", sourceLocation: sourceLocation)
+            #expect(result.stdout.isEmpty || !result.stdout.contains("{"), "no JSON document on failure", sourceLocation: sourceLocation)
+        }
+        // Bad key, no key, publishable key.
+        try await expectFailure(["customers", "list", "--key", "sk_test_not_a_known_key_01"], status: 4, "this API key is not known")
+        try await expectFailure(["customers", "list"], status: 4, "no API key", environment: ["SAVEDESK_KEY": nil])
+        try await expectFailure(["customers", "list", "--key", "pk_test_savedesk_demo_app_0001"], status: 4, "secret operator key")
+        // Unknown user.
+        try await expectFailure(["customers", "show", "cus_nobody"], status: 5, "no customer with id \"cus_nobody\"")
+        try await expectFailure(["flow", "cancel", "--user", "cus_nobody", "--product", "premium_monthly", "--cancel"], status: 5, "cus_nobody")
+        // Invalid answers, each naming the id.
+        let cancel = ["flow", "cancel", "--user", "cus_ava", "--product", "premium_monthly"]
+        try await expectFailure(cancel + ["--answer", "9=1", "--cancel"], status: 2, "no question 9 in this cancel flow (questions: 1, 2, 3)")
+        try await expectFailure(cancel + ["--answer", "1=99", "--cancel"], status: 2, "question 1 has no option \"99\"")
+        try await expectFailure(cancel + ["--cancel"], status: 2, "question 1 (What's the main reason you want to cancel?) needs an answer")
+        try await expectFailure(cancel + ["--answer", "1=12", "--accept-offer"], status: 2, "option 12 of question 1 (I need a break for a while) leads to the pause")
+        try await expectFailure(cancel + ["--answer", "1=11", "--answer", "2=21", "--cancel"], status: 2,
+                                "question 2 is not asked on this path: option 11 of question 1 goes straight to the save offer")
+        try await expectFailure(cancel + ["--answer", "1=13", "--pause-option", "7"], status: 2, "no pause option 7")
+        try await expectFailure(cancel + ["--answer", "1=13"], status: 2, "choose exactly one ending")
+        try await expectFailure(cancel + ["--answer", "1=13", "--cancel", "--immediate", "--no-input"], status: 2, "Pass --yes")
+        // Live key on a test-only command.
+        try await expectFailure(["clock", "advance", "--days", "1", "--key", CommandRunner.liveKey], status: 4, "test-mode key")
+        try await expectFailure(["flow", "switch", "--user", "cus_chloe", "--pay", "--key", CommandRunner.liveKey], status: 4, "test-mode key")
+        // Server down.
+        try await expectFailure(["customers", "list", "--server", "http://127.0.0.1:9"], status: 1, "could not be reached")
+        // Nothing changed for Ava along the way.
+        let ava = try await server.run(["customers", "show", "cus_ava", "--json"])
+        #expect(ava.stdout.contains(#""state" : "active""#))
+    }
+
+    @Test func flagBeatsEnvironmentBeatsProfile() async throws {
+        let server = try await CommandRunner.start()
+        defer { Task { await server.stop() } }
+        let config = server.directory.appendingPathComponent("config/savedesk")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try """
+        default_profile = "demo"
+        [profiles.demo]
+        server = "\(server.running.baseURL)"
+        key = "\(CommandRunner.operatorKey)"
+        [profiles.broken]
+        server = "http://127.0.0.1:9"
+        key = "\(CommandRunner.operatorKey)"
+        """.write(to: config.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
+        let none: [String: String?] = ["SAVEDESK_SERVER": nil, "SAVEDESK_KEY": nil]
+        #expect(try await server.run(["customers", "list"], environment: none).status == 0, "the default profile")
+        #expect(try await server.run(["customers", "list", "--profile", "broken"], environment: none).status == 1, "the named profile")
+        #expect(try await server.run(["customers", "list"], environment: ["SAVEDESK_PROFILE": "broken", "SAVEDESK_KEY": nil]).status == 0,
+                "SAVEDESK_SERVER beats the profile's server")
+        let flag = try await server.run(["customers", "list", "--key", "sk_test_not_a_known_key_01"])
+        #expect(flag.status == 4, "--key beats SAVEDESK_KEY")
+        let unknown = try await server.run(["customers", "list", "--profile", "nope"], environment: none)
+        #expect(unknown.status == 2 && unknown.stderr.contains("no profile \"nope\"") && unknown.stderr.contains("profiles: broken, demo"))
+        try "[profiles.demo]\nservr = \"x\"\n".write(to: config.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
+        let bad = try await server.run(["customers", "list"], environment: none)
+        #expect(bad.status == 2 && bad.stderr.contains("unknown key profiles.demo.servr"))
+    }
+
+    @Test func whatAnEarlierCommandLeftInTheOutboxGoesWithTheNextOne() async throws {
+        let server = try await CommandRunner.start()
+        defer { Task { await server.stop() } }
+        // A response an earlier run could not deliver (the server was down), waiting on disk.
+        let outbox = try Outbox(directory: server.directory.appendingPathComponent("state/savedesk/outbox"))
+        try outbox.enqueue(.cancelFlowResponse, body: CancelFlow.Response(
+            productId: "premium_monthly", userId: "cus_ben", outcome: .dismissed, answers: [], offerShown: false,
+            offerAccepted: false, lastStepSeen: 0))
+        let list = try await server.run(["customers", "list", "--json"])
+        #expect(list.status == 0 && list.stderr.isEmpty, "\(list.stderr)")
+        #expect(outbox.pending().isEmpty)
+        let analytics = try await server.run(["analytics", "cancel-flow", "--json"])
+        #expect(analytics.stdout.contains(#""dismissed" : 1"#), "\(analytics.stdout)")
+    }
+}
