@@ -75,7 +75,13 @@ let package = Package(
         // @MainActor @Observable flow models.
         .target(name: "SaveDeskViewModels", dependencies: ["SaveDeskClient", "RetentionDomain"]),
         // Pure terminal rendering: cells, buffers, widgets, diff, themes. No curses.
-        .target(name: "TerminalKit"),
+        .target(name: "TerminalKit", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
+        // The theme files of themes/, bundled so they are found from any working directory.
+        .target(
+            name: "SaveDeskThemes", path: "themes",
+            exclude: ["README.md"],
+            resources: [.copy("default.toml"), .copy("high-contrast.toml"), .copy("light.toml"), .copy("mono.toml")]
+        ),
         // The ncursesw system library and the small C shim for its function-like macros.
         .systemLibrary(
             name: "CNCursesW",
@@ -88,7 +94,7 @@ let package = Package(
         // Screens, key maps, the app loop.
         .target(
             name: "SaveDeskTUI",
-            dependencies: ["SaveDeskViewModels", "TerminalKit", "TerminalKitNCurses"]
+            dependencies: ["SaveDeskViewModels", "TerminalKit", "TerminalKitNCurses", "SaveDeskThemes"]
         ),
         .executableTarget(
             name: "savedesk",
@@ -115,6 +121,7 @@ let package = Package(
         ),
         .testTarget(name: "RetentionDomainTests", dependencies: ["RetentionDomain"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ArchitectureTests"),
+        .testTarget(name: "TerminalKitTests", dependencies: ["TerminalKit", "SaveDeskThemes"]),
         .testTarget(
             name: "SaveDeskClientTests",
             dependencies: [

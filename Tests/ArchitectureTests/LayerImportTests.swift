@@ -15,7 +15,8 @@ struct LayerImportTests {
         "CNCursesW": [],
         "CTerminalShim": ["CNCursesW"],
         "TerminalKitNCurses": ["TerminalKit", "CNCursesW", "CTerminalShim"],
-        "SaveDeskTUI": ["SaveDeskViewModels", "TerminalKit", "TerminalKitNCurses"],
+        "SaveDeskThemes": [],
+        "SaveDeskTUI": ["SaveDeskViewModels", "TerminalKit", "TerminalKitNCurses", "SaveDeskThemes"],
         "savedesk": ["SaveDeskTUI", "SaveDeskServer", "SaveDeskViewModels", "SaveDeskClient", "RetentionDomain"],
     ]
     /// Modules that may only be imported where curses is allowed.
@@ -24,8 +25,11 @@ struct LayerImportTests {
     static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    /// Where a target's sources are (Package.swift gives SaveDeskThemes the themes/ folder).
+    static func folder(of target: String) -> String { target == "SaveDeskThemes" ? "themes" : "Sources/\(target)" }
+
     static func swiftFiles(in target: String) -> [URL] {
-        let directory = root.appendingPathComponent("Sources/\(target)")
+        let directory = root.appendingPathComponent(folder(of: target))
         guard let walker = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil) else { return [] }
         return walker.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
     }
@@ -41,9 +45,9 @@ struct LayerImportTests {
     @Test func everyDesignedTargetExists() {
         for target in Self.allowed.keys {
             var isDirectory: ObjCBool = false
-            let path = Self.root.appendingPathComponent("Sources/\(target)").path
+            let path = Self.root.appendingPathComponent(Self.folder(of: target)).path
             #expect(FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue,
-                    "Sources/\(target) is missing")
+                    "\(Self.folder(of: target)) is missing")
         }
     }
 

@@ -1,0 +1,83 @@
+/// A screenful of cells. Screens render into a buffer; the terminal diffs it against the last
+/// one and draws only what changed.
+public struct Buffer: Hashable, Sendable {
+    public let width: Int
+    public let height: Int
+    public private(set) var cells: [Cell]
+
+    public init(width: Int, height: Int, fill: Cell = .blank) {
+        self.width = max(0, width)
+        self.height = max(0, height)
+        cells = Array(repeating: fill, count: self.width * self.height)
+    }
+
+    public var area: Rect { Rect(x: 0, y: 0, width: width, height: height) }
+
+    public subscript(x: Int, y: Int) -> Cell {
+        get { cells[y * width + x] }
+        set { cells[y * width + x] = newValue }
+    }
+
+    /// Writes `text` from (x, y), clipped to `clip` (default: the row to the buffer's edge).
+    /// Wide graphemes take two cells; one that would straddle the edge is replaced by a space.
+    /// Returns the number of columns written.
+    @discardableResult
+    public mutating func put(_ text: some StringProtocol, x: Int, y: Int, style: Style = .plain, clip: Rect? = nil) -> Int {
+        let bounds = clip ?? Rect(x: 0, y: 0, width: width, height: height)
+        guard y >= max(0, bounds.y), y < min(height, bounds.maxY) else { return 0 }
+        let limit = min(width, bounds.maxX)
+        var column = x
+        for character in text {
+            let w = CharacterWidth.of(character)
+            if w == 0 { continue }
+            if column + w > limit {
+                if column < limit, column >= 0 { self[column, y] = Cell(" ", style: style) }
+                break
+            }
+            if column >= max(0, bounds.x) {
+                clearWide(at: column, y: y)
+                self[column, y] = Cell(character, style: style)
+                if w == 2 {
+                    clearWide(at: column + 1, y: y)
+                    self[column + 1, y] = Cell(" ", style: style, isContinuation: true)
+                }
+            }
+            column += w
+        }
+        return column - x
+    }
+
+    /// Paints every cell of `rect` with `style` (and spaces).
+    public mutating func fill(_ rect: Rect, style: Style = .plain, character: Character = " ") {
+        for y in max(0, rect.y)..<min(height, rect.maxY) {
+            for x in max(0, rect.x)..<min(width, rect.maxX) { self[x, y] = Cell(character, style: style) }
+        }
+    }
+
+    /// Changes the style of the cells of `rect`, keeping their text (selection highlights).
+    public mutating func restyle(_ rect: Rect, _ change: (inout Style) -> Void) {
+        for y in max(0, rect.y)..<min(height, rect.maxY) {
+            for x in max(0, rect.x)..<min(width, rect.maxX) { change(&cells[y * width + x].style) }
+        }
+    }
+
+    /// Writing over half of a wide grapheme blanks its other half.
+    private mutating func clearWide(at x: Int, y: Int) {
+        guard x >= 0, x < width else { return }
+        let cell = self[x, y]
+        if cell.isContinuation, x > 0 { self[x - 1, y] = Cell(" ", style: self[x - 1, y].style) }
+        if !cell.isContinuation, CharacterWidth.of(cell.character) == 2, x + 1 < width {
+            self[x + 1, y] = Cell(" ", style: self[x + 1, y].style)
+        }
+    }
+
+    /// The text of each row (continuations left out), trailing spaces trimmed.
+    public var lines: [String] {
+        (0..<height).map { y in
+            var line = ""
+            for x in 0..<width where !self[x, y].isContinuation { line.append(self[x, y].character) }
+            while line.last == " " { line.removeLast() }
+            return line
+        }
+    }
+}

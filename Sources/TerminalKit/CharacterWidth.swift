@@ -1,0 +1,53 @@
+/// How many terminal columns a grapheme takes: 0 (combining, control), 1, or 2 (East Asian wide
+/// and fullwidth, emoji presented as emoji). Pure Swift, so rendering and tests agree everywhere.
+public enum CharacterWidth {
+    public static func of(_ character: Character) -> Int {
+        let scalars = character.unicodeScalars
+        guard let first = scalars.first else { return 0 }
+        if first.value < 0x20 || (0x7F..<0xA0).contains(first.value) { return 0 }
+        if first.properties.generalCategory == .nonspacingMark || first.properties.generalCategory == .enclosingMark { return 0 }
+        // An emoji shown as emoji (by default, or asked for with U+FE0F) is wide.
+        if first.properties.isEmojiPresentation || (first.properties.isEmoji && scalars.contains("\u{FE0F}") && first.value > 0xFF) {
+            return 2
+        }
+        return isWide(first.value) ? 2 : 1
+    }
+
+    /// Columns of a whole string.
+    public static func of(_ text: some StringProtocol) -> Int {
+        text.reduce(0) { $0 + of($1) }
+    }
+
+    /// East Asian Wide (W) and Fullwidth (F) ranges.
+    static func isWide(_ value: UInt32) -> Bool {
+        switch value {
+        case 0x1100...0x115F, 0x231A...0x231B, 0x2329...0x232A, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF,
+             0x4E00...0x9FFF, 0xA000...0xA4CF, 0xA960...0xA97F, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE10...0xFE19,
+             0xFE30...0xFE6F, 0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x1F300...0x1F64F, 0x1F900...0x1F9FF,
+             0x20000...0x2FFFD, 0x30000...0x3FFFD:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The longest prefix of `text` that fits in `columns`, and its width.
+    public static func prefix(_ text: some StringProtocol, fitting columns: Int) -> (text: String, width: Int) {
+        var width = 0
+        var result = ""
+        for character in text {
+            let w = of(character)
+            if width + w > columns { break }
+            width += w
+            result.append(character)
+        }
+        return (result, width)
+    }
+
+    /// `text` cut to `columns`, with an ellipsis when it was too long.
+    public static func truncate(_ text: String, to columns: Int) -> String {
+        guard columns > 0 else { return "" }
+        if of(text) <= columns { return text }
+        return prefix(text, fitting: columns - 1).text + "\u{2026}"
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import SaveDeskThemes
+import Testing
+
+@testable import TerminalKit
+
+@Suite("TerminalKit")
+struct TerminalKitTests {
+    @Test func widthsFollowGraphemesNotBytes() {
+        #expect(CharacterWidth.of("Chloé Martin") == 12)
+        #expect(CharacterWidth.of("e\u{301}") == 1, "a combining accent adds nothing")
+        #expect(CharacterWidth.of("日本語") == 6 && CharacterWidth.of("한국") == 4 && CharacterWidth.of("ｶ") == 1)
+        #expect(CharacterWidth.of("🎉") == 2 && CharacterWidth.of("👍") == 2)
+        #expect(CharacterWidth.truncate("Ava Thompson", to: 6) == "Ava T\u{2026}")
+        #expect(CharacterWidth.truncate("日本語テキスト", to: 7) == "日本語\u{2026}")
+    }
+
+    @Test func wideCharactersTakeTwoCellsAndNeverSplit() {
+        var buffer = Buffer(width: 7, height: 1)
+        #expect(buffer.put("a日本語", x: 0, y: 0) == 7)
+        #expect(buffer.lines == ["a日本語"])
+        #expect(buffer[2, 0].isContinuation && !buffer[1, 0].isContinuation)
+        var edge = Buffer(width: 4, height: 1)
+        edge.put("abc日", x: 0, y: 0)
+        #expect(edge.lines == ["abc"], "a wide grapheme that would straddle the edge becomes a space")
+        edge.put("x", x: 1, y: 0)
+        edge.put("日", x: 1, y: 0)
+        edge.put("z", x: 2, y: 0)
+        #expect(edge.lines == ["a z"], "overwriting half of a wide grapheme blanks the other half")
+    }
+
+    @Test func theDiffHasOnlyTheChangedRuns() {
+        var old = Buffer(width: 10, height: 3)
+        old.put("hello", x: 0, y: 1)
+        var new = old
+        new.put("J", x: 0, y: 1)
+        new.put("!", x: 9, y: 2)
+        let runs = BufferDiff.runs(from: old, to: new)
+        #expect(runs.map { [$0.x, $0.y, $0.cells.count] } == [[0, 1, 1], [9, 2, 1]])
+        #expect(BufferDiff.runs(from: nil, to: new).count == 3, "a first frame draws every row")
+        #expect(BufferDiff.runs(from: new, to: new).isEmpty)
+    }
+
+    @Test func wrapping() {
+        #expect(Text.wrap("Stay with Premium and pay 40% less", width: 12) == ["Stay with", "Premium and", "pay 40% less"])
+        #expect(Text.wrap("Supercalifragilistic", width: 8) == ["Supercal", "ifragili", "stic"])
+        #expect(Text.wrap("one\n\ntwo", width: 10) == ["one", "", "two"])
+        #expect(Text.wrap("日本語のテキスト", width: 6) == ["日本語", "のテキ", "スト"])
+    }
+
+    @Test func textFieldEditsByGrapheme() {
+        var field = TextFieldState("Chloe")
+        _ = field.handle(.backspace)
+        #expect(field.text == "Chlo")
+        field.insert("é")
+        #expect(field.text == "Chloé" && field.cursor == 5)
+        _ = field.handle(.home)
+        _ = field.handle(.delete)
+        _ = field.handle(.right)
+        field.insert("日")
+        #expect(field.text == "h日loé" && field.cursor == 2)
+        let handled = field.handle(.enter)
+        #expect(!handled, "Enter is the screen's, not the field's")
+        var frame = Frame(width: 6, height: 1)
+        field.draw(in: Rect(x: 0, y: 0, width: 6, height: 1), focused: true, theme: .builtInDefault, into: &frame)
+        #expect(frame.cursor?.x == 3, "the cursor sits after the wide character")
+    }
+
+    @Test func theShippedDefaultThemeIsTheBuiltInOne() throws {
+        let file = try #require(BundledThemes.url(named: "default"))
+        let theme = try Theme.load(file: file.path)
+        #expect(theme == Theme.builtInDefault)
+        for name in BundledThemes.names {
+            let url = try #require(BundledThemes.url(named: name))
+            let loaded = try Theme.load(file: url.path)
+            #expect(Set(loaded.styles.keys) == Set(Theme.Role.allCases), "\(name) styles every role")
+        }
+        let mono = try Theme.load(file: try #require(BundledThemes.url(named: "mono")).path)
+        #expect(mono.styles.values.allSatisfy { $0.foreground == .default && $0.background == .default })
+    }
+
+    @Test func aBadThemeNamesTheKey() {
+        func failure(_ text: String) -> String {
+            do { _ = try Theme.parse(text, file: "bad.toml"); return "" } catch { return error.description }
+        }
+        #expect(failure("[roles.accent]\nfgg = \"red\"") == "bad.toml: roles.accent.fgg: unknown key (fg, bg, bold, dim, underline, reverse, italic)")
+        #expect(failure("[roles.acent]\nfg = \"red\"").hasPrefix("bad.toml: roles.acent: unknown role"))
+        #expect(failure("[roles.accent]\nfg = \"chartreuse\"").hasPrefix("bad.toml: roles.accent.fg: not a colour"))
+        #expect(failure("[roles.accent]\nbold = \"yes\"") == "bad.toml: roles.accent.bold: must be true or false")
+        #expect(failure("colour = 1") .hasPrefix("bad.toml: colour: unknown key"))
+        #expect(failure("[roles") .hasPrefix("bad.toml: : not valid TOML"))
+        let partial = try? Theme.parse("[roles.accent]\nfg = \"#ff0000\"\n")
+        #expect(partial?[.accent] == Style(foreground: .indexed(196)) && partial?[.selection] == Theme.builtInDefault[.selection])
+    }
+
+    @Test func coloursDegradeTo8AndToNone() {
+        #expect(Color.indexed(196).basic == .red && Color.indexed(12).basic == .blue && Color.indexed(250).basic == .white)
+        let plain = Theme.builtInDefault.withoutColor
+        #expect(plain[.selection] == Style(attributes: [.reverse]) && plain[.accent] == Style(attributes: [.bold]))
+    }
+
+    @Test func styleSnapshotsShowLayout() {
+        var backend = TestBackend(width: 6, height: 2)
+        var buffer = Buffer(width: 6, height: 2)
+        buffer.put("ok", x: 1, y: 0, style: Style(foreground: .green, attributes: [.bold]))
+        backend.draw(buffer)
+        #expect(backend.lastChangedCells == 2)
+        #expect(backend.styleSnapshot == ".aa...\n......\n\nstyles:\n. = fg default bg default\na = fg 2 bg default bold")
+    }
+}
