@@ -122,6 +122,15 @@ let package = Package(
         .testTarget(name: "RetentionDomainTests", dependencies: ["RetentionDomain"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ArchitectureTests"),
         .testTarget(name: "TerminalKitTests", dependencies: ["TerminalKit", "SaveDeskThemes"]),
+        // Screens rendered into buffers (snapshots), and the built binary driven in tmux.
+        .testTarget(
+            name: "SaveDeskTUITests",
+            dependencies: [
+                "SaveDeskTUI", "SaveDeskViewModels", "TerminalKit", "SaveDeskServer",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Snapshots")]
+        ),
         .testTarget(
             name: "SaveDeskClientTests",
             dependencies: [

@@ -4,6 +4,11 @@ import SaveDeskAPI
 
 /// The headless cancel-flow primitives of the seed, on a SaveDesk server.
 extension SaveDeskClient {
+    /// The catalog.
+    public func products() async throws(SaveDeskClientError) -> [Product] {
+        try await send(retry: true, { try await api.getProducts() }) { try Self.convert(try $0.ok.body.json.products) }
+    }
+
     public func cancelFlowConfig(userId: String? = nil) async throws(SaveDeskClientError) -> CancelFlow.Config {
         try await send(retry: true, { try await api.getCancelFlowConfig(query: .init(userId: userId)) }) {
             try Self.convert(try $0.ok.body.json)

@@ -42,6 +42,8 @@ public final class AppModel {
     /// From the key's prefix at once, then as the server reports it.
     public private(set) var isTestMode: Bool
     public private(set) var operatorName: String?
+    /// The server's clock minus this machine's (the test clock moves the server's).
+    public private(set) var serverClockOffset: TimeInterval = 0
     /// Fire-and-forget calls not yet delivered.
     public private(set) var outboxWaiting = 0
     @ObservationIgnored private var retries: [Int: @MainActor () async -> Void] = [:]
@@ -59,6 +61,9 @@ public final class AppModel {
     }
 
     public var currentRoute: Route { stack[stack.count - 1] }
+
+    /// Now on the server's clock (pause previews, date ranges).
+    public var serverNow: Date { Date().addingTimeInterval(serverClockOffset) }
 
     /// Checks the connection and starts delivering whatever the outbox holds (from an earlier run too).
     public func start() async {
@@ -78,6 +83,7 @@ public final class AppModel {
             let session = try await client.session()
             operatorName = session.operatorName
             isTestMode = session.isTestMode
+            serverClockOffset = session.serverTime.timeIntervalSinceNow
             connection = .connected
         } catch {
             note(error)

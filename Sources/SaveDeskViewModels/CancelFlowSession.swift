@@ -40,6 +40,13 @@ public final class CancelFlowSession {
     public private(set) var navigator: CancelFlow.Navigator?
     /// The response as submitted (once, at the end).
     public private(set) var submittedResponse: CancelFlow.Response?
+    /// What the customer pays now, and with the save offer (a discount offer), for the offer page.
+    public private(set) var currentPrice: Price?
+    public private(set) var offerPrice: Price?
+    /// When the current period ends: access lasts until then after a cancel at period end.
+    public private(set) var periodEnd: Date?
+    /// "month" or "year": the billing interval of the subscription.
+    public private(set) var billingInterval: String?
     /// The last failed call, with its kind (for exit codes and retries).
     public private(set) var lastError: SaveDeskClientError?
 
@@ -68,6 +75,7 @@ public final class CancelFlowSession {
         do {
             let config = try await client.cancelFlowConfig(userId: userId)
             navigator = CancelFlow.Navigator(config: config, productId: productId, userId: userId)
+            await loadPrice(config)
             phase = .inFlow
         } catch {
             lastError = error
@@ -151,6 +159,22 @@ public final class CancelFlowSession {
     }
 
     // MARK: Private
+
+    /// The price on the offer page comes from the customer's subscription (web first); it is
+    /// decoration, so a failure leaves it out rather than stopping the flow.
+    private func loadPrice(_ config: CancelFlow.Config) async {
+        guard let detail = try? await client.customer(id: userId) else { return }
+        let subscriptions = detail.subscriptions.filter { $0.productId == productId }
+        guard let subscription = subscriptions.first(where: { $0.source == "web" }) ?? subscriptions.first else { return }
+        let price = Price(amountMicros: subscription.price.amountMicros, currencyCode: subscription.price.currencyCode)
+        currentPrice = price
+        periodEnd = subscription.currentPeriodEnd
+        billingInterval = try? await client.products().first { $0.id == productId }?.billingInterval.wireValue
+        if let offer = config.offer, offer.enabled, offer.type == .discount, let percent = Int(offer.value) {
+            offerPrice = Price(amountMicros: Money.discounted(micros: price.amountMicros, percentOff: percent, currencyCode: price.currencyCode),
+                               currencyCode: price.currencyCode)
+        }
+    }
 
     private func pause(days: Int?) async {
         await run("Pausing…") { [client, userId, productId] () throws(SaveDeskClientError) in

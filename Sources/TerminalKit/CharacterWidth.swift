@@ -50,4 +50,10 @@ public enum CharacterWidth {
         if of(text) <= columns { return text }
         return prefix(text, fitting: columns - 1).text + "\u{2026}"
     }
+
+    /// `text` cut or padded with spaces to exactly `columns`.
+    public static func pad(_ text: String, to columns: Int) -> String {
+        let cut = truncate(text, to: columns)
+        return cut + String(repeating: " ", count: max(0, columns - of(cut)))
+    }
 }

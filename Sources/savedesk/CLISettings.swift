@@ -19,23 +19,30 @@ struct CLISettings {
     static let defaultServer = "http://127.0.0.1:8080"
 
     static func resolve(_ options: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment) throws(CLIError) -> CLISettings {
+        try resolve(server: options.server, key: options.key, profile: options.profile, environment: environment)
+    }
+
+    static func resolve(
+        server serverFlag: String?, key keyFlag: String?, profile profileFlag: String?,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(CLIError) -> CLISettings {
         let home = environment["HOME"].map { URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
         let configHome = environment["XDG_CONFIG_HOME"].map { URL(fileURLWithPath: $0) } ?? home.appendingPathComponent(".config")
         let file = environment["SAVEDESK_CONFIG"].map { URL(fileURLWithPath: $0) }
             ?? configHome.appendingPathComponent("savedesk/config.toml")
         let profiles = try ProfileFile.load(file)
-        let chosen = options.profile ?? environment["SAVEDESK_PROFILE"]
+        let chosen = profileFlag ?? environment["SAVEDESK_PROFILE"]
         let name = chosen ?? profiles.defaultProfile ?? "default"
         let profile = profiles.profiles[name]
         if let chosen, profile == nil {
             let known = profiles.profiles.keys.sorted()
             throw .usage("no profile \"\(chosen)\" in \(file.path)" + (known.isEmpty ? "" : " (profiles: \(known.joined(separator: ", ")))"))
         }
-        let server = options.server ?? environment["SAVEDESK_SERVER"] ?? profile?.server ?? defaultServer
+        let server = serverFlag ?? environment["SAVEDESK_SERVER"] ?? profile?.server ?? defaultServer
         guard let url = URL(string: server), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
             throw .usage("the server must be an http(s) URL, got \"\(server)\"")
         }
-        guard let key = options.key ?? environment["SAVEDESK_KEY"] ?? profile?.key, !key.isEmpty else {
+        guard let key = keyFlag ?? environment["SAVEDESK_KEY"] ?? profile?.key, !key.isEmpty else {
             throw CLIError(message: "no API key: pass --key, set SAVEDESK_KEY, or add key to profile \"\(name)\" in \(file.path)", code: .auth)
         }
         let stateHome = environment["XDG_STATE_HOME"].map { URL(fileURLWithPath: $0) } ?? home.appendingPathComponent(".local/state")

@@ -1,0 +1,114 @@
+import Foundation
+import SaveDeskViewModels
+import TerminalKit
+
+/// Funnel analytics: how cancel flows end, and the switch-and-save funnel, as bar charts, with
+/// a date range and an operator filter.
+@MainActor
+final class AnalyticsScreen: Screen {
+    let report: FunnelReport
+    private var range = 0
+    private var onlyMe = false
+    private static let ranges: [(label: String, days: Int?)] = [("all time", nil), ("last 7 days", 7), ("last 30 days", 30)]
+
+    init(report: FunnelReport) { self.report = report }
+
+    var title: String { "Analytics" }
+    var keys: [KeyHelp] {
+        [KeyHelp("Tab \u{2190}\u{2192}", "cancel flow / switch and save"), KeyHelp("f", "date range"), KeyHelp("o", "only my flows / everyone's"),
+         KeyHelp("g", "reload")]
+    }
+
+    func appear(app: TUIApp) { app.perform { await self.report.load() } }
+
+    func handle(_ key: KeyEvent, app: TUIApp) -> Bool {
+        switch key {
+        case .tab, .backTab, .left, .right, .character("1"), .character("2"):
+            let next: FunnelReport.View = key == .character("1") ? .cancelFlow : key == .character("2") ? .switchAndSave
+                : (report.view == .cancelFlow ? .switchAndSave : .cancelFlow)
+            app.perform { await self.report.show(next) }
+        case .character("f"):
+            range = (range + 1) % Self.ranges.count
+            apply(app)
+        case .character("o"):
+            onlyMe.toggle()
+            apply(app)
+        case .character("g"): app.perform { await self.report.load() }
+        default: return false
+        }
+        return true
+    }
+
+    func click(_ id: String, app: TUIApp) {
+        switch id {
+        case "tab.cancelFlow": app.perform { await self.report.show(.cancelFlow) }
+        case "tab.switchAndSave": app.perform { await self.report.show(.switchAndSave) }
+        default: break
+        }
+    }
+
+    private func apply(_ app: TUIApp) {
+        let days = Self.ranges[range].days
+        let me = onlyMe ? app.model.operatorName : nil
+        let filters = days.map { FunnelReport.Filters.last($0, until: Date(), operatorName: me) } ?? FunnelReport.Filters(operatorName: me)
+        app.perform { await self.report.apply(filters) }
+    }
+
+    func render(into frame: inout Frame, area: Rect, context: RenderContext) {
+        let theme = context.theme
+        var x = area.x
+        for (view, label) in [(FunnelReport.View.cancelFlow, "1 Cancel flow"), (.switchAndSave, "2 Switch and save")] {
+            let style = report.view == view ? theme[.selection] : theme[.button]
+            let width = frame.buffer.put(" \(label) ", x: x, y: area.y, style: style)
+            frame.hit(Rect(x: x, y: area.y, width: width, height: 1), "tab.\(view.rawValue)")
+            x += width + 1
+        }
+        let filter = Self.ranges[range].label + (onlyMe ? " \u{00B7} only \(context.model.operatorName ?? "me")" : " \u{00B7} every operator")
+        frame.buffer.put("f/o: " + filter, x: x + 2, y: area.y, style: theme[.muted], clip: area)
+        var y = area.y + 2
+        switch report.phase {
+        case .loading where report.cancelFlow == nil && report.switchAndSave == nil:
+            frame.buffer.put("Loading\u{2026}", x: area.x, y: y, style: theme[.muted])
+            return
+        case .failed(let message):
+            Text.draw(message, in: Rect(x: area.x, y: y, width: area.width, height: 3), style: theme[.danger], into: &frame.buffer)
+            return
+        default: break
+        }
+        let chart = Rect(x: area.x, y: y, width: min(area.width, 70), height: 4)
+        switch report.view {
+        case .cancelFlow:
+            guard let data = report.cancelFlow else { return }
+            frame.buffer.put("How \(data.outcomes.total) cancel flow\(data.outcomes.total == 1 ? "" : "s") ended", x: area.x, y: y, style: theme[.title])
+            y += 1
+            BarChart.draw(report.outcomeBars.map { .init(label: $0.label, value: $0.value) }, in: Rect(x: chart.x, y: y, width: chart.width, height: 4),
+                          theme: theme, into: &frame.buffer)
+            y += 5
+            let rate = Int((data.outcomes.saveRate * 100).rounded())
+            frame.buffer.put("Save rate \(rate)% \u{00B7} offer accepted \(data.offerAccepted) of \(data.offerShown) \u{00B7} pause accepted \(data.pauseAccepted) of \(data.pauseShown)",
+                             x: area.x, y: y, style: theme[.text], clip: area)
+            y += 2
+            if let question = data.questions.first, y < area.maxY - 1 {
+                frame.buffer.put(CharacterWidth.truncate(question.questionText, to: area.width), x: area.x, y: y, style: theme[.title])
+                y += 1
+                let bars = question.answers.map { BarChart.Bar(label: $0.label, value: $0.count) }
+                BarChart.draw(bars, in: Rect(x: area.x, y: y, width: chart.width, height: min(bars.count, area.maxY - y)), theme: theme, into: &frame.buffer)
+            }
+        case .switchAndSave:
+            guard let data = report.switchAndSave else { return }
+            frame.buffer.put("Switch-and-save funnel", x: area.x, y: y, style: theme[.title])
+            y += 1
+            BarChart.draw(report.funnelBars.map { .init(label: $0.label, value: $0.value) }, in: Rect(x: chart.x, y: y, width: chart.width, height: 3),
+                          theme: theme, into: &frame.buffer)
+            y += 4
+            frame.buffer.put("Conversion rate \(Int((data.funnel.conversionRate * 100).rounded()))%", x: area.x, y: y, style: theme[.text])
+            y += 2
+            for variant in data.variants where y < area.maxY {
+                let name = variant.variantId.isEmpty ? "(no variant)" : variant.variantId
+                frame.buffer.put("\(CharacterWidth.pad(name, to: 24)) \(variant.funnel.impressions) \u{2192} \(variant.funnel.conversions) \u{2192} \(variant.funnel.completed)",
+                                 x: area.x, y: y, style: theme[.muted], clip: area)
+                y += 1
+            }
+        }
+    }
+}

@@ -1,0 +1,151 @@
+import SaveDeskViewModels
+import TerminalKit
+
+/// One customer: who they are, lifecycle banners, subscriptions with source badges, the
+/// switch-and-save decision, what the agent can do (and why not), recent activity.
+@MainActor
+final class CustomerScreen: Screen {
+    let overview: CustomerOverview
+    private var selected = 0
+
+    init(overview: CustomerOverview) { self.overview = overview }
+
+    var title: String { overview.profile.map { "\($0.name) (\(overview.customerId))" } ?? overview.customerId }
+    var keys: [KeyHelp] {
+        [KeyHelp("\u{2191}\u{2193}", "choose an action"), KeyHelp("Enter", "take it"), KeyHelp("c", "cancel flow"),
+         KeyHelp("s", "switch and save"), KeyHelp("t", "timeline"), KeyHelp("g", "reload")]
+    }
+
+    func appear(app: TUIApp) { refresh(app: app) }
+
+    func refresh(app: TUIApp) { app.perform { await self.overview.load() } }
+
+    func handle(_ key: KeyEvent, app: TUIApp) -> Bool {
+        let actions = overview.actions
+        switch key {
+        case .up, .character("k"): selected = max(0, selected - 1)
+        case .down, .character("j"): selected = min(max(0, actions.count - 1), selected + 1)
+        case .enter: if actions.indices.contains(selected) { take(actions[selected], app: app) }
+        case .character("c"): if let action = actions.first(where: { $0.kind == .cancelFlow }) { take(action, app: app) }
+        case .character("s"): app.open(.switchAndSave(customerId: overview.customerId))
+        case .character("t"): app.open(.timeline(customerId: overview.customerId))
+        case .character("g"): refresh(app: app)
+        case let key where key.digit != nil:
+            let index = key.digit! - 1
+            guard actions.indices.contains(index) else { return true }
+            selected = index
+            take(actions[index], app: app)
+        default: return false
+        }
+        return true
+    }
+
+    func click(_ id: String, app: TUIApp) {
+        if id.hasPrefix("action."), let index = Int(id.dropFirst(7)), overview.actions.indices.contains(index) {
+            selected = index
+            take(overview.actions[index], app: app)
+        }
+        if id == "retry" { refresh(app: app) }
+    }
+
+    private func take(_ action: CustomerAction, app: TUIApp) {
+        guard action.isAvailable else {
+            app.model.show("\(action.kind.title): \(action.note ?? "not available")")
+            return
+        }
+        let id = overview.customerId
+        switch action.kind {
+        case .cancelFlow:
+            if let product = action.productId { app.open(.cancelFlow(customerId: id, productId: product)) }
+        case .switchAndSave: app.open(.switchAndSave(customerId: id))
+        case .resume: run(app) { await $0.resume(productId: action.productId ?? "") }
+        case .reactivate: run(app) { await $0.reactivate(productId: action.productId ?? "") }
+        case .winBack: run(app) { await $0.winBack(productId: action.productId ?? "") }
+        case .upgrade: run(app) { await $0.upgrade(productId: action.productId ?? "") }
+        }
+    }
+
+    private func run(_ app: TUIApp, _ body: @escaping @MainActor (CustomerOverview) async -> Void) {
+        app.perform {
+            await body(self.overview)
+            if let message = self.overview.lastMessage { app.model.show(message) }
+        }
+    }
+
+    func render(into frame: inout Frame, area: Rect, context: RenderContext) {
+        let theme = context.theme
+        var y = area.y
+        switch overview.phase {
+        case .loading:
+            frame.buffer.put("Loading \(overview.customerId)\u{2026}", x: area.x, y: y, style: theme[.muted])
+            return
+        case .failed(let message):
+            Text.draw(message, in: Rect(x: area.x, y: y, width: area.width, height: 2), style: theme[.danger], into: &frame.buffer)
+            Button.draw("Retry", id: "retry", x: area.x, y: y + 2, focused: true, theme: theme, into: &frame)
+            return
+        case .loaded: break
+        }
+        if let profile = overview.profile {
+            let used = frame.buffer.put(profile.name, x: area.x, y: y, style: theme[.title])
+            frame.buffer.put("  \(profile.email)" + (profile.country.map { " \u{00B7} \($0)" } ?? "")
+                             + (profile.cardFailing ? " \u{00B7} card failing" : ""),
+                             x: area.x + used, y: y, style: theme[.muted], clip: area)
+            y += 1
+        }
+        for banner in overview.banners.prefix(2) {
+            let style = banner.warning == "critical" ? theme[.danger] : banner.warning == "warning" ? theme[.warning] : theme[.accent]
+            Text.line("\u{25B2} \(banner.summary)" + (banner.winBackEligible ? " \u{00B7} win-back available" : ""),
+                      in: area.row(y - area.y), style: style, into: &frame.buffer)
+            y += 1
+        }
+        y += 1
+        frame.buffer.put("Subscriptions", x: area.x, y: y, style: theme[.title])
+        y += 1
+        if overview.entitlements.isEmpty {
+            frame.buffer.put("none", x: area.x + 2, y: y, style: theme[.muted])
+            y += 1
+        }
+        for row in overview.entitlements.prefix(3) {
+            let badge = row.sourceBadge == "App Store" ? theme[.badgeAppStore] : theme[.badgeWeb]
+            var x = area.x + 2
+            x += frame.buffer.put(" \(row.sourceBadge) ", x: x, y: y, style: badge) + 1
+            x += frame.buffer.put(row.productId, x: x, y: y, style: theme[.text]) + 2
+            let style = row.hasAccess ? theme[.text] : theme[.muted]
+            Text.line(row.summary, in: Rect(x: x, y: y, width: area.maxX - x, height: 1), style: style, into: &frame.buffer)
+            y += 1
+        }
+        if let decision = overview.switchAndSave {
+            y += 1
+            var line = "Switch and save: \(decision.state.rawValue)"
+            if let reason = decision.reasons.first { line += " \u{2014} \(reason.message)" }
+            if let offer = decision.offerData { line += " \u{2014} \(offer.prompt.title)" }
+            Text.line(line, in: area.row(y - area.y), style: decision.state == .eligible ? theme[.success] : theme[.muted], into: &frame.buffer)
+            y += 1
+        }
+        y += 1
+        frame.buffer.put("Actions", x: area.x, y: y, style: theme[.title])
+        y += 1
+        let timelineRows = area.maxY - y - overview.actions.count > 3 ? 3 : 0
+        for (index, action) in overview.actions.enumerated() where y < area.maxY - timelineRows {
+            let isSelected = index == selected
+            let row = Rect(x: area.x, y: y, width: area.width, height: 1)
+            let style = isSelected ? theme[.selection] : action.isAvailable ? theme[.text] : theme[.muted]
+            if isSelected { frame.buffer.fill(row, style: style) }
+            var text = (isSelected ? "\u{203A} " : "  ") + "\(index + 1) " + action.kind.title
+            if let product = action.productId, action.isAvailable { text += " (\(product))" }
+            if let note = action.note { text += " \u{2014} \(note)" }
+            Text.line(text, in: row, style: style, into: &frame.buffer)
+            frame.hit(row, "action.\(index)")
+            y += 1
+        }
+        if timelineRows > 0, !overview.timeline.isEmpty {
+            y += 1
+            frame.buffer.put("Recent activity (t: all)", x: area.x, y: y, style: theme[.title])
+            y += 1
+            for event in overview.timeline.prefix(max(0, area.maxY - y)) {
+                Text.line("\(Display.date(event.at))  \(event.actor)  \(event.action)", in: area.row(y - area.y), style: theme[.muted], into: &frame.buffer)
+                y += 1
+            }
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import SaveDeskViewModels
+import TerminalKit
+
+/// The demo device (test mode): the server's clock, the App Store's events for the customer in
+/// hand, a StoreKit purchase synced through the sync queue.
+@MainActor
+final class DemoDeviceScreen: Screen {
+    let device: DemoDevice?
+    let customerId: String?
+    private var selected = 0
+
+    init(device: DemoDevice?, customerId: String?) {
+        self.device = device
+        self.customerId = customerId
+    }
+
+    var title: String { "Demo device" + (customerId.map { " \u{00B7} \($0)" } ?? "") }
+    var keys: [KeyHelp] { [KeyHelp("\u{2191}\u{2193} 1–9", "choose"), KeyHelp("Enter", "do it")] }
+
+    private enum Step {
+        case advance(days: Int), appStore(AppStoreEvent), purchase, retrySync
+    }
+
+    private var steps: [(label: String, step: Step)] {
+        var steps: [(String, Step)] = [("Advance the clock 1 day", .advance(days: 1)), ("Advance the clock 7 days", .advance(days: 7)),
+                                       ("Advance the clock 30 days", .advance(days: 30))]
+        if customerId != nil {
+            steps += [("App Store: auto-renew off", .appStore(.autoRenewOff)), ("App Store: auto-renew on", .appStore(.autoRenewOn)),
+                      ("App Store: renewal fails (grace period)", .appStore(.renewalFailedGrace)), ("App Store: refund", .appStore(.refund)),
+                      ("App Store: renew", .appStore(.renew)), ("Buy premium_monthly on the App Store (sync queue)", .purchase)]
+        }
+        steps.append(("Retry the StoreKit sync queue", .retrySync))
+        return steps
+    }
+
+    func appear(app: TUIApp) {}
+
+    func handle(_ key: KeyEvent, app: TUIApp) -> Bool {
+        switch key {
+        case .up, .character("k"): selected = max(0, selected - 1)
+        case .down, .character("j"): selected = min(steps.count - 1, selected + 1)
+        case .enter: run(selected, app: app)
+        case let key where key.digit != nil:
+            if let digit = key.digit, digit >= 1, digit <= steps.count { run(digit - 1, app: app) }
+        default: return false
+        }
+        return true
+    }
+
+    func click(_ id: String, app: TUIApp) {
+        if id.hasPrefix("step."), let index = Int(id.dropFirst(5)) { run(index, app: app) }
+    }
+
+    private func run(_ index: Int, app: TUIApp) {
+        guard let device, steps.indices.contains(index) else { return }
+        selected = index
+        let customer = customerId
+        switch steps[index].step {
+        case .advance(let days):
+            app.perform {
+                await device.advanceClock(days: days)
+                await app.model.checkConnection()  // picks up the server's new time
+            }
+        case .appStore(let event):
+            guard let customer else { return }
+            app.perform {
+                let otid = try? await app.model.client.restoreEntitlements(userId: customer)
+                    .first { $0.source == .storeKit && $0.storekitOriginalTransactionId != nil }?.storekitOriginalTransactionId
+                guard let otid else {
+                    app.model.show("\(customer) has no App Store subscription", isError: true)
+                    return
+                }
+                await device.appStoreEvent(event, originalTransactionId: otid)
+            }
+        case .purchase:
+            guard let customer else { return }
+            app.perform { await device.purchaseOnAppStore(userId: customer, productId: "premium_monthly") }
+        case .retrySync: app.perform { await device.retrySync() }
+        }
+    }
+
+    func render(into frame: inout Frame, area: Rect, context: RenderContext) {
+        let theme = context.theme
+        guard let device else {
+            frame.buffer.put("The demo device needs a test-mode key.", x: area.x, y: area.y, style: theme[.danger])
+            return
+        }
+        let (list, log) = area.splitTop(min(area.height - 4, steps.count + 1))
+        let items = steps.enumerated().map { ListView.Item("\($0.offset + 1 <= 9 ? "\($0.offset + 1)" : " ") \($0.element.label)") }
+        ListView.draw(items, selected: selected, in: list, theme: theme, hitPrefix: "step.", into: &frame)
+        var y = log.y + 1
+        if let result = device.lastResult {
+            y += Text.draw(result, in: Rect(x: log.x, y: y, width: log.width, height: 2), style: theme[.accent], into: &frame.buffer)
+        }
+        let sync = "StoreKit sync queue: \(device.syncWaiting) waiting"
+        frame.buffer.put(sync, x: log.x, y: y, style: theme[.muted])
+        y += 1
+        for line in device.syncLog.suffix(max(0, log.maxY - y)) {
+            Text.line(line, in: Rect(x: log.x, y: y, width: log.width, height: 1), style: theme[.muted], into: &frame.buffer)
+            y += 1
+        }
+    }
+}

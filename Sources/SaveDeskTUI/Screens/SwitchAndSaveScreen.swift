@@ -1,0 +1,153 @@
+import Foundation
+import SaveDeskViewModels
+import TerminalKit
+
+/// The switch-and-save card through every state: the offer (copy, discount, days bridged) →
+/// checkout (URL, waiting) → the Apple steps to read out → completed; reasons when not offered.
+@MainActor
+final class SwitchAndSaveScreen: Screen {
+    let manager: MigrationManager
+    let device: DemoDevice?
+    private var focusedButton = 0
+
+    init(manager: MigrationManager, device: DemoDevice?) {
+        self.manager = manager
+        self.device = device
+    }
+
+    var title: String { "Switch and save \u{00B7} \(manager.userId)" }
+    var isMidFlow: Bool { manager.state == .presented || manager.state == .accepted }
+    var keys: [KeyHelp] {
+        [KeyHelp("\u{2190}\u{2192} Tab", "choose a button"), KeyHelp("Enter", "press it"), KeyHelp("p", "simulate the payment (test mode)"),
+         KeyHelp("o", "simulate Apple auto-renew off (test mode)"), KeyHelp("g", "evaluate again")]
+    }
+
+    func appear(app: TUIApp) { app.perform { await self.manager.refresh() } }
+
+    private enum Action { case startCheckout, dismiss, paid, checkApple, reset, refresh, simulatePayment, simulateAppleOff, back }
+
+    private var buttons: [(label: String, action: Action)] {
+        var buttons: [(String, Action)]
+        switch manager.state {
+        case .loading: buttons = manager.loadError == nil ? [] : [("Retry", .refresh)]
+        case .eligible: buttons = [(manager.display?.ctaText ?? "Start checkout", .startCheckout), (manager.display?.dismissText ?? "Not now", .dismiss)]
+        case .presented: buttons = [("Customer paid", .paid), ("Dismiss", .dismiss)]
+        case .accepted: buttons = [("Check Apple billing", .checkApple)]
+        case .completed, .ineligible: buttons = [("Back", .back)]
+        case .dismissed: buttons = [("Show the offer again", .reset), ("Back", .back)]
+        }
+        if device != nil, manager.state == .presented { buttons.insert(("Simulate payment", .simulatePayment), at: 0) }
+        if device != nil, manager.state == .accepted { buttons.insert(("Simulate auto-renew off", .simulateAppleOff), at: 0) }
+        return buttons
+    }
+
+    func handle(_ key: KeyEvent, app: TUIApp) -> Bool {
+        let buttons = self.buttons
+        switch key {
+        case .left, .backTab, .up: focusedButton = max(0, focusedButton - 1)
+        case .right, .tab, .down: focusedButton = min(max(0, buttons.count - 1), focusedButton + 1)
+        case .enter: if buttons.indices.contains(focusedButton) { run(buttons[focusedButton].action, app: app) }
+        case .character("p") where device != nil: run(.simulatePayment, app: app)
+        case .character("o") where device != nil: run(.simulateAppleOff, app: app)
+        case .character("g"): run(.refresh, app: app)
+        case let key where key.digit != nil:
+            let index = key.digit! - 1
+            if buttons.indices.contains(index) { run(buttons[index].action, app: app) }
+        default: return false
+        }
+        return true
+    }
+
+    func click(_ id: String, app: TUIApp) {
+        if id.hasPrefix("button."), let index = Int(id.dropFirst(7)), buttons.indices.contains(index) {
+            focusedButton = index
+            run(buttons[index].action, app: app)
+        }
+    }
+
+    private func run(_ action: Action, app: TUIApp) {
+        let manager = self.manager
+        focusedButton = 0
+        switch action {
+        case .startCheckout: app.perform { await manager.startCheckout() }
+        case .dismiss: app.perform { await manager.dismiss() }
+        case .paid: app.perform { await manager.markCheckoutSucceeded() }
+        case .checkApple: app.perform { await manager.showAppleSubscriptionManagement() }
+        case .reset: app.perform { await manager.resetDismissedState() }
+        case .refresh: app.perform { await manager.refresh() }
+        case .back: app.back()
+        case .simulatePayment:
+            guard let device, let checkout = manager.checkout else { return }
+            app.perform {
+                await device.completeCheckout(transactionId: checkout.transactionId, paid: true)
+                await manager.markCheckoutSucceeded()
+            }
+        case .simulateAppleOff:
+            guard let device else { return }
+            app.perform {
+                let otid = try? await app.model.client.restoreEntitlements(userId: manager.userId)
+                    .first { $0.source == .storeKit && $0.isActive }?.storekitOriginalTransactionId
+                if let otid { await device.appStoreEvent(.autoRenewOff, originalTransactionId: otid) }
+                await manager.showAppleSubscriptionManagement()
+            }
+        }
+    }
+
+    func render(into frame: inout Frame, area: Rect, context: RenderContext) {
+        let theme = context.theme
+        let card = Rect(x: area.x, y: area.y, width: min(area.width, 76), height: area.height)
+        let title = "Switch and save \u{00B7} \(manager.state.rawValue)"
+        let inside = Box.draw(card, title: title, style: theme[.border], titleStyle: theme[.accent], into: &frame.buffer).inset(dx: 1, dy: 0)
+        var y = inside.y
+        func paragraph(_ text: String, _ style: Style, maxRows: Int = 4) {
+            y += Text.draw(text, in: Rect(x: inside.x, y: y, width: inside.width, height: maxRows), style: style, into: &frame.buffer)
+        }
+        switch manager.state {
+        case .loading:
+            paragraph(manager.loadError ?? "Evaluating the offer\u{2026}", manager.loadError == nil ? theme[.muted] : theme[.danger])
+        case .ineligible:
+            paragraph("Not offered to this customer:", theme[.title])
+            y += 1
+            for reason in manager.reasons where y < inside.maxY - 2 { paragraph("\u{2022} " + reason.message, theme[.text], maxRows: 2) }
+        case .eligible, .presented:
+            if let offer = manager.offerData {
+                paragraph(offer.prompt.title, theme[.title])
+                y += 1
+                paragraph(offer.prompt.message, theme[.text])
+                y += 1
+                paragraph("\(offer.prompt.discountPercent)% off \(offer.prompt.productId) on the web, forever. "
+                          + "\(offer.freeTrialDays) days left on the App Store plan are bridged: no double charge.", theme[.success])
+            }
+            if manager.state == .presented, let checkout = manager.checkout {
+                y += 1
+                paragraph("Checkout for the customer:", theme[.title])
+                paragraph(checkout.checkoutUrl, theme[.accent])
+                paragraph("\(Spinner.text(context.tick))  Waiting for the customer to pay\u{2026}", theme[.muted])
+            }
+            if manager.isLoading { paragraph("Creating the checkout\u{2026}", theme[.muted]) }
+        case .accepted:
+            paragraph(manager.display?.acceptedTitle ?? "Almost done!", theme[.title])
+            paragraph(manager.display?.acceptedBody ?? "Cancel your Apple subscription to start saving.", theme[.text])
+            y += 1
+            let steps = manager.appleCancelSteps.isEmpty
+                ? (manager.display?.appleCancelInstructions ?? "").split(separator: "\n").map(String.init) : manager.appleCancelSteps
+            paragraph("Read these steps to the customer to cancel Apple billing:", theme[.title])
+            for step in steps where y < inside.maxY - 3 { paragraph(step, theme[.text], maxRows: 2) }
+            if manager.waitingForAppleCancel { paragraph("Apple still renews. Check again once the customer has turned it off.", theme[.warning]) }
+        case .completed:
+            paragraph(manager.display?.completedTitle ?? "You're all set!", theme[.success].adding(.bold))
+            paragraph("Saving \(manager.offerData?.prompt.discountPercent ?? 0)% forever, billed on the web.", theme[.success])
+        case .dismissed:
+            paragraph("The customer dismissed this offer; it is not shown again unless reset.", theme[.muted])
+        }
+        if let error = manager.checkoutError {
+            y += 1
+            paragraph(error, theme[.danger], maxRows: 2)
+        }
+        let row = min(inside.maxY - 1, y + 1)
+        var x = inside.x
+        for (index, button) in buttons.enumerated() {
+            x += Button.draw(button.label, id: "button.\(index)", x: x, y: row, focused: index == focusedButton, theme: theme, into: &frame) + 2
+        }
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import SaveDeskViewModels
+import TerminalKit
+
+/// The console: one screen per route of the app model's navigation stack (kept while it is on
+/// the stack, so going back returns to the same place), the keys every screen shares, the help
+/// overlay, quit confirmation, toasts and the status bar. It renders whole frames; the terminal
+/// draws only what changed.
+@MainActor
+public final class TUIApp {
+    public let model: AppModel
+    public var theme: Theme
+    /// The smallest terminal the screens are laid out for.
+    public static let minimumSize = (width: 60, height: 18)
+
+    private(set) var screens: [AppModel.Route: any Screen] = [:]
+    private(set) var showingHelp = false
+    private(set) var confirmingQuit = false
+    /// Set when the person chose to quit; the runner then restores the terminal and exits.
+    public private(set) var wantsQuit = false
+    /// Advances while work runs, for spinners.
+    private(set) var tick = 0
+    private var work: [UUID: Task<Void, Never>] = [:]
+    private var lastFrame: Frame?
+
+    public init(model: AppModel, theme: Theme) {
+        self.model = model
+        self.theme = theme
+    }
+
+    /// Loads the home screen and checks the server.
+    public func start() {
+        screen(for: model.currentRoute).appear(app: self)
+        perform { await self.model.start() }
+    }
+
+    // MARK: Work
+
+    /// Runs view-model work without blocking input; `settle()` waits for all of it.
+    func perform(_ body: @escaping @MainActor () async -> Void) {
+        let id = UUID()
+        work[id] = Task { @MainActor in
+            await body()
+            self.work[id] = nil
+        }
+    }
+
+    /// Waits until every piece of work started so far (and what it started) has finished.
+    public func settle() async {
+        while let task = work.values.first { await task.value }
+    }
+
+    public var isWorking: Bool { !work.isEmpty }
+
+    /// Advances spinners (the runner calls this on a timer while work runs).
+    public func advanceTick() { tick += 1 }
+
+    // MARK: Navigation
+
+    func screen(for route: AppModel.Route) -> any Screen {
+        if let existing = screens[route] { return existing }
+        let made: any Screen
+        switch route {
+        case .customers: made = HomeScreen(directory: model.makeDirectory())
+        case .customer(let id): made = CustomerScreen(overview: model.makeOverview(customerId: id))
+        case .cancelFlow(let customerId, let productId):
+            made = CancelFlowScreen(session: model.makeCancelFlow(customerId: customerId, productId: productId))
+        case .switchAndSave(let customerId):
+            made = SwitchAndSaveScreen(manager: model.makeMigrationManager(userId: customerId), device: model.makeDemoDevice())
+        case .timeline(let customerId): made = TimelineScreen(overview: model.makeOverview(customerId: customerId))
+        case .analytics: made = AnalyticsScreen(report: model.makeFunnelReport())
+        case .demoDevice: made = DemoDeviceScreen(device: model.makeDemoDevice(), customerId: currentCustomerId)
+        }
+        screens[route] = made
+        return made
+    }
+
+    var currentScreen: any Screen { screen(for: model.currentRoute) }
+
+    /// The customer the agent is working with (the nearest customer screen on the stack).
+    var currentCustomerId: String? {
+        for route in model.stack.reversed() {
+            switch route {
+            case .customer(let id), .timeline(let id), .switchAndSave(let id): return id
+            case .cancelFlow(let id, _): return id
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    func open(_ route: AppModel.Route) {
+        let isNew = screens[route] == nil
+        model.push(route)
+        let screen = screen(for: route)
+        if isNew { screen.appear(app: self) }
+    }
+
+    /// Back one screen; the screen left is closed (a cancel flow left mid-way is recorded as dismissed).
+    func back() {
+        let route = model.currentRoute
+        guard model.pop() != nil else { return }
+        screens.removeValue(forKey: route)?.leave(app: self)
+        // The screen below shows what changed meanwhile.
+        (screens[model.currentRoute] as? CustomerScreen)?.refresh(app: self)
+    }
+
+    func goHome(focusSearch: Bool) {
+        while model.stack.count > 1 { back() }
+        if focusSearch { (currentScreen as? HomeScreen)?.focusSearch(app: self) }
+    }
+
+    // MARK: Input
+
+    public func handle(_ key: KeyEvent) {
+        if case .resize = key { return }
+        if confirmingQuit {
+            if case .mouse(let x, let y) = key, lastFrame?.hit(x: x, y: y) == "quit.yes" { return quitNow() }
+            switch key {
+            case .character("y"), .character("Y"): quitNow()
+            default: confirmingQuit = false
+            }
+            return
+        }
+        if showingHelp {
+            showingHelp = false
+            return
+        }
+        if case .mouse(let x, let y) = key {
+            if let id = lastFrame?.hit(x: x, y: y) { click(id) }
+            return
+        }
+        let screen = currentScreen
+        if screen.isTyping, screen.handle(key, app: self) { return }
+        switch key {
+        case .character("?"): showingHelp = true; return
+        case .character("q"): requestQuit(); return
+        case .control("c"): requestQuit(); return
+        default: break
+        }
+        if screen.handle(key, app: self) { return }
+        switch key {
+        case .escape, .backspace: back()
+        case .character("/"): goHome(focusSearch: true)
+        case .character("r"): retryFromToast()
+        case .character("x"): if let toast = model.toasts.last { model.dismissToast(toast.id) }
+        case .character("a"): open(.analytics)
+        case .character("d"): if model.isTestMode { open(.demoDevice) }
+        default: break
+        }
+    }
+
+    func click(_ id: String) {
+        switch id {
+        case "toast.retry": retryFromToast()
+        default: currentScreen.click(id, app: self)
+        }
+    }
+
+    func retryFromToast() {
+        if let toast = model.toasts.last(where: \.canRetry) {
+            perform { await self.model.retryToast(toast.id) }
+        } else if case .unreachable = model.connection {
+            perform { await self.model.checkConnection() }
+            model.retryOutbox()
+        }
+    }
+
+    /// Everything the stack holds that quitting would interrupt.
+    var midFlowScreens: [any Screen] { model.stack.compactMap { screens[$0] }.filter(\.isMidFlow) }
+
+    func requestQuit() {
+        if midFlowScreens.isEmpty { quitNow() } else { confirmingQuit = true }
+    }
+
+    /// Closes every screen (a half-done flow is recorded as dismissed, through the outbox) and asks
+    /// the runner to stop.
+    public func quitNow() {
+        confirmingQuit = false
+        for route in model.stack.reversed() { screens[route]?.leave(app: self) }
+        wantsQuit = true
+    }
+
+    // MARK: Rendering
+
+    public func render(width: Int, height: Int) -> Frame {
+        var frame = Frame(width: width, height: height)
+        guard width >= Self.minimumSize.width, height >= Self.minimumSize.height else {
+            Chrome.tooSmall(width: width, height: height, theme: theme, into: &frame)
+            lastFrame = frame
+            return frame
+        }
+        let context = RenderContext(theme: theme, model: model, tick: tick)
+        let (content, status) = frame.area.splitBottom(1)
+        let (header, body) = content.splitTop(1)
+        let screen = currentScreen
+        Chrome.header(screen.title, breadcrumbs: model.stack.count, in: header, theme: theme, into: &frame.buffer)
+        screen.render(into: &frame, area: body.inset(dx: 1, dy: 0), context: context)
+        Chrome.statusBar(model: model, working: isWorking, tick: tick, in: status, theme: theme, into: &frame.buffer)
+        if let toast = model.toasts.last {
+            let box = Toast.draw(toast.message, hint: toast.canRetry ? "r retry · x dismiss" : "x dismiss", isError: toast.isError,
+                                 in: body, theme: theme, into: &frame)
+            if toast.canRetry { frame.hit(box, "toast.retry") }
+        }
+        if showingHelp { Chrome.help(screen.keys, in: body, theme: theme, into: &frame) }
+        if confirmingQuit { Chrome.confirmQuit(theme: theme, into: &frame) }
+        lastFrame = frame
+        return frame
+    }
+
+    /// The keys every screen shares, for the help overlay.
+    static let sharedKeys = [
+        KeyHelp("\u{2191}\u{2193} j k", "move"), KeyHelp("Enter", "choose"), KeyHelp("Esc Backspace", "back"),
+        KeyHelp("Tab", "next field or button"), KeyHelp("1–9", "pick an option"), KeyHelp("/", "search customers"),
+        KeyHelp("a", "analytics"), KeyHelp("d", "demo device (test mode)"), KeyHelp("r", "retry"),
+        KeyHelp("?", "this help"), KeyHelp("q", "quit"),
+    ]
+}

@@ -1,0 +1,95 @@
+import Dispatch
+import Foundation
+import Observation
+import SaveDeskViewModels
+import TerminalKit
+import TerminalKitNCurses
+
+/// Runs the console on the real terminal: draws a frame whenever something the frame read
+/// changes (Observation), after every key, and on resize; keeps spinners turning while work runs;
+/// on quit or a signal, lets the screens close (a half-done flow is recorded) and gives the
+/// terminal back.
+@MainActor
+public final class TUIRunner {
+    let app: TUIApp
+    let terminal: NCursesTerminal
+    private var redrawScheduled = false
+    private var finished: CheckedContinuation<Int32, Never>?
+    private var exitCode: Int32 = 0
+    private var timer: DispatchSourceTimer?
+    private var stopping = false
+
+    /// Takes over the terminal (NO_COLOR or a colourless terminal → no colours).
+    public init(model: AppModel, theme: Theme, problem: String? = nil) {
+        let noColor = ProcessInfo.processInfo.environment["NO_COLOR"].map { !$0.isEmpty } ?? false
+        terminal = NCursesTerminal(forceColorDepth: noColor ? NCursesTerminal.ColorDepth.none : nil)
+        app = TUIApp(model: model, theme: terminal.colorDepth == .none ? theme.withoutColor : theme)
+        if let problem { model.show(problem, isError: true) }
+    }
+
+    /// Runs until the person quits or a signal arrives; returns the exit code (128 + signal).
+    public func run() async -> Int32 {
+        app.start()
+        terminal.start(onEvent: { [weak self] event in self?.handle(event) }, onSignal: { [weak self] signal in self?.quit(code: 128 + signal) })
+        let timer = DispatchSource.makeTimerSource(queue: .main)
+        timer.schedule(deadline: .now() + .milliseconds(150), repeating: .milliseconds(150))
+        timer.setEventHandler { [weak self] in
+            MainActor.assumeIsolated {
+                guard let self, self.app.isWorking else { return }
+                self.app.advanceTick()
+                self.redraw()
+            }
+        }
+        timer.resume()
+        self.timer = timer
+        redraw()
+        return await withCheckedContinuation { finished = $0 }
+    }
+
+    func handle(_ event: KeyEvent) {
+        app.handle(event)
+        if app.wantsQuit { quit(code: 0) } else { redraw() }
+    }
+
+    /// Draws now, watching what the frame read: a change schedules the next frame.
+    func redraw() {
+        guard !stopping else { return }
+        redrawScheduled = false
+        let frame = withObservationTracking {
+            app.render(width: terminal.width, height: terminal.height)
+        } onChange: { [weak self] in
+            DispatchQueue.main.async { MainActor.assumeIsolated { self?.scheduleRedraw() } }
+        }
+        terminal.draw(frame)
+    }
+
+    private func scheduleRedraw() {
+        guard !redrawScheduled else { return }
+        redrawScheduled = true
+        DispatchQueue.main.async { MainActor.assumeIsolated { if self.redrawScheduled { self.redraw() } } }
+    }
+
+    /// Closes the screens, waits (at most 2 s) for what they record, restores the terminal.
+    func quit(code: Int32) {
+        guard !stopping else { return }
+        if !app.wantsQuit { app.quitNow() }
+        stopping = true
+        exitCode = code
+        timer?.cancel()
+        Task { @MainActor in
+            let deadline = ContinuousClock.now + .seconds(2)
+            while app.isWorking, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+            // Hand what the screens recorded to the server while it is there (bounded; what is
+            // not delivered stays in the outbox for the next start).
+            let client = app.model.client
+            let delivery = Task { _ = await client.outbox?.deliver(using: client, ignoringBackoff: true) }
+            while !delivery.isCancelled, client.outbox?.pending().isEmpty == false, ContinuousClock.now < deadline + .seconds(1) {
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            terminal.stop()
+            app.model.shutdown()
+            finished?.resume(returning: exitCode)
+            finished = nil
+        }
+    }
+}

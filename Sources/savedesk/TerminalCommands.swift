@@ -1,0 +1,107 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SaveDeskServer
+import SaveDeskTUI
+import SaveDeskViewModels
+
+/// `savedesk demo`: the backend in-process on 127.0.0.1 (an ephemeral port) with the demo config
+/// and customers in a fresh data directory (or `--data-dir`, kept between runs), and the terminal
+/// UI on it over HTTP, with a test-mode operator key.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo", abstract: "The demo: a server with demo customers and the terminal UI, in one command."
+    )
+
+    @Option(help: "Keep the demo's data here (server database, outbox); default: a fresh temporary folder.") var dataDir: String?
+    @Option(help: "A theme: default, high-contrast, light, mono, or a TOML file.") var theme: String?
+
+    static let operatorKey = "sk_test_savedesk_demo_marco_0001"
+
+    func run() async throws {
+        let directory = dataDir.map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-demo-\(UUID().uuidString.prefix(8))")
+        let serverDirectory = directory.appendingPathComponent("server")
+        try FileManager.default.createDirectory(at: serverDirectory, withIntermediateDirectories: true)
+        let log = TerminalLog.redirect(to: directory.appendingPathComponent("savedesk.log"))
+        let logger = Logger(label: "savedesk.demo")
+        guard let configPath = DemoSeed.demoConfigPath, let seedPath = DemoSeed.demoSeedPath else {
+            throw CLIError(message: "the demo files are missing from this build", code: .failure)
+        }
+        let config = try ConfigReader.load(file: configPath)
+        let database = serverDirectory.appendingPathComponent("savedesk.sqlite").path
+        _ = try await DemoSeed.apply(file: seedPath, config: config, databasePath: database)
+        let server = try await SaveDeskBackend.start(
+            config: config, databasePath: database, host: "127.0.0.1", port: 0, clock: OffsetClock(), logger: logger
+        )
+        logger.info("demo server started", metadata: ["address": "\(server.baseURL)", "data": "\(directory.path)"])
+        let code = try await TerminalSession.run(
+            serverURL: URL(string: server.baseURL)!, key: Self.operatorKey, dataDirectory: directory.appendingPathComponent("console"),
+            theme: theme
+        )
+        await server.stop()
+        log.restore()
+        print("The demo's data is in \(directory.path) (savedesk demo --data-dir \(directory.path) picks it up again).")
+        if code != 0 { throw ExitCode(code) }
+    }
+}
+
+/// `savedesk tui`: the terminal UI on a running server.
+struct TUICommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "tui", abstract: "The terminal UI on a running SaveDesk server.")
+
+    @Option(help: "The SaveDesk server URL (env SAVEDESK_SERVER).") var server: String?
+    @Option(help: "An operator key, sk_test_… or sk_live_… (env SAVEDESK_KEY).") var key: String?
+    @Option(help: "A profile of $XDG_CONFIG_HOME/savedesk/config.toml.") var profile: String?
+    @Option(help: "A theme: default, high-contrast, light, mono, or a TOML file.") var theme: String?
+
+    func run() async throws {
+        let settings: CLISettings
+        do {
+            settings = try CLISettings.resolve(server: server, key: key, profile: profile)
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error.message)\n".utf8))
+            throw ExitCode(error.code.rawValue)
+        }
+        let log = TerminalLog.redirect(to: settings.dataDirectory.appendingPathComponent("savedesk.log"))
+        let code = try await TerminalSession.run(serverURL: settings.serverURL, key: settings.key, dataDirectory: settings.dataDirectory, theme: theme)
+        log.restore()
+        if code != 0 { throw ExitCode(code) }
+    }
+}
+
+enum TerminalSession {
+    @MainActor
+    static func run(serverURL: URL, key: String, dataDirectory: URL, theme: String?) async throws -> Int32 {
+        guard isatty(STDOUT_FILENO) == 1, isatty(STDIN_FILENO) == 1 else {
+            throw CLIError(message: "the terminal UI needs a terminal; the headless commands (savedesk flow, customers…) work without one", code: .usage)
+        }
+        let (chosen, problem) = ThemeChoice.resolve(theme)
+        if let problem { FileHandle.standardError.write(Data("warning: \(problem)\n".utf8)) }
+        let model = try AppModel(serverURL: serverURL, key: key, dataDirectory: dataDirectory)
+        let runner = TUIRunner(model: model, theme: chosen, problem: problem)
+        return await runner.run()
+    }
+}
+
+/// While curses owns the screen, stderr (and with it every log line) goes to a file.
+struct TerminalLog {
+    var saved: Int32
+
+    static func redirect(to file: URL) -> TerminalLog {
+        try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let saved = dup(STDERR_FILENO)
+        let descriptor = open(file.path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        if descriptor >= 0 {
+            dup2(descriptor, STDERR_FILENO)
+            close(descriptor)
+        }
+        return TerminalLog(saved: saved)
+    }
+
+    func restore() {
+        guard saved >= 0 else { return }
+        dup2(saved, STDERR_FILENO)
+        close(saved)
+    }
+}
