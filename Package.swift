@@ -128,6 +128,7 @@ let package = Package(
             dependencies: [
                 "SaveDeskTUI", "SaveDeskViewModels", "TerminalKit", "SaveDeskServer",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLKit", package: "sql-kit"),
             ],
             resources: [.copy("Snapshots")]
         ),

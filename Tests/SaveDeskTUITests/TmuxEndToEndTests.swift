@@ -1,0 +1,194 @@
+import Foundation
+import Logging
+import SQLKit
+import Testing
+
+@testable import SaveDeskServer
+
+/// The built `savedesk demo` in a real terminal (tmux, 80×24): keys in, screen text out, and the
+/// server's database checked after each flow.
+@Suite("savedesk demo in tmux", .serialized)
+struct TmuxEndToEndTests {
+    static let binary = Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("savedesk")
+
+    /// One tmux server of our own (its own socket), one session running the demo.
+    struct Terminal {
+        let socket = "savedesk-test-\(UUID().uuidString.prefix(8))"
+        let directory: URL
+
+        init() throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-tmux-\(UUID())")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        }
+
+        var database: String { directory.appendingPathComponent("server/savedesk.sqlite").path }
+        var sttyFile: URL { directory.appendingPathComponent("stty.txt") }
+
+        /// Runs tmux and returns what it printed. posix_spawn and waitpid, not Foundation's
+        /// Process: the tmux server that `new-session` leaves behind inherits Process's
+        /// termination socket, so Process would never see the client exit.
+        @discardableResult
+        func tmux(_ arguments: [String]) async throws -> String {
+            let file = directory.appendingPathComponent("tmux-\(UUID().uuidString).out")
+            defer { try? FileManager.default.removeItem(at: file) }
+            let argv = ["tmux", "-L", socket] + arguments
+            let path = file.path
+            let status: Int32 = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    var actions = posix_spawn_file_actions_t()
+                    posix_spawn_file_actions_init(&actions)
+                    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+                    posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+                    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+                    var pid: pid_t = 0
+                    let cArguments = argv.map { strdup($0) } + [nil]
+                    defer { cArguments.forEach { free($0) } }
+                    let spawned = posix_spawnp(&pid, "tmux", &actions, nil, cArguments, environ)
+                    posix_spawn_file_actions_destroy(&actions)
+                    guard spawned == 0 else { return continuation.resume(returning: -1) }
+                    var status: Int32 = 0
+                    waitpid(pid, &status, 0)
+                    continuation.resume(returning: status)
+                }
+            }
+            guard status >= 0 else { throw CocoaError(.executableLoad) }
+            return (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+        }
+
+        /// Starts the demo; when it ends, the terminal's settings are written to `stty.txt`.
+        func start() async throws {
+            let command = "SWIFT_BACKTRACE=interactive=no TERM=xterm-256color '\(TmuxEndToEndTests.binary.path)' demo --data-dir '\(directory.path)'; "
+                + "echo EXIT=$?; stty -a > '\(sttyFile.path)'; sleep 120"
+            try await tmux(["new-session", "-d", "-s", "demo", "-x", "80", "-y", "24", command])
+        }
+
+        func keys(_ keys: String...) async throws { try await tmux(["send-keys", "-t", "demo"] + keys) }
+
+        /// Types text literally.
+        func type(_ text: String) async throws { try await tmux(["send-keys", "-t", "demo", "-l", text]) }
+
+        func screen() async throws -> String { try await tmux(["capture-pane", "-p", "-t", "demo"]) }
+
+        /// Polls the screen until it shows `text` (bounded).
+        func waitFor(_ text: String, timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                if try await screen().contains(text) { return }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            Issue.record("the screen never showed \"\(text)\":\n\(try await screen())", sourceLocation: sourceLocation)
+            throw CancellationError()
+        }
+
+        func stop() async { _ = try? await tmux(["kill-server"]) }
+
+        /// A value from the demo server's database (it is still running: SQLite WAL lets us read).
+        func query(_ sql: String) async throws -> [SQLRow] {
+            let store = try await Store.open(path: database, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+            let rows = try await store.exclusive { db in try await db.raw(SQLQueryString(stringLiteral: sql)).all() }
+            await store.close()
+            return rows
+        }
+
+        func count(_ sql: String) async throws -> Int {
+            try await query(sql).first?.decode(column: "n", as: Int.self) ?? -1
+        }
+
+        /// Polls a count until it matches (deliveries happen in the background).
+        func eventually(_ sql: String, equals expected: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            for _ in 0..<200 {
+                if try await count(sql) == expected { return }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            Issue.record("\(sql) never became \(expected) (last: \(try await count(sql)))", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func aFullCancelFlowAnswersDeclinesTheOfferAndPausesOneMonth() async throws {
+        let terminal = try Terminal()
+        defer { Task { await terminal.stop() } }
+        try await terminal.start()
+        try await terminal.waitFor("15 customers")
+        #expect(try await terminal.screen().contains("TEST"))
+        try await terminal.type("ava")
+        try await terminal.waitFor("1 customer ")
+        try await terminal.keys("Enter")
+        try await terminal.waitFor("Ava Thompson (cus_ava)")
+        try await terminal.keys("c")
+        try await terminal.waitFor("What's the main reason you want to cancel? *")
+        try await terminal.keys("3", "Enter")
+        try await terminal.waitFor("How long have you been reading with us?")
+        try await terminal.keys("3", "Enter")
+        try await terminal.waitFor("Anything we could have done better?")
+        try await terminal.type("more comics")
+        try await terminal.keys("Enter")
+        try await terminal.waitFor("Before you go: 40% off")
+        #expect(try await terminal.screen().contains("$7.99/month  \u{2192}  with the offer $4.79/month"))
+        try await terminal.keys("n")
+        try await terminal.waitFor("Need a break?")
+        #expect(try await terminal.screen().contains("(\u{2022})   1 month"))
+        try await terminal.keys("Enter")
+        try await terminal.waitFor("Paused until")
+        try await terminal.eventually("SELECT count(*) AS n FROM subscriptions WHERE customer_id = 'cus_ava' AND status = 'paused'", equals: 1)
+        try await terminal.eventually(
+            "SELECT count(*) AS n FROM cancel_flow_responses WHERE customer_id = 'cus_ava' AND outcome = 'paused' AND offer_shown = 1 AND offer_accepted = 0 AND pause_accepted = 1 AND pause_duration_days = 30",
+            equals: 1)
+        try await terminal.keys("Enter")
+        try await terminal.waitFor("Paused \u{00B7} resumes")
+        try await terminal.keys("q")
+        try await terminal.waitFor("EXIT=0")
+    }
+
+    @Test func aFullSwitchAndSaveFlow() async throws {
+        let terminal = try Terminal()
+        defer { Task { await terminal.stop() } }
+        try await terminal.start()
+        try await terminal.waitFor("15 customers")
+        try await terminal.type("chloe")
+        try await terminal.waitFor("1 customer ")
+        try await terminal.keys("Enter")
+        try await terminal.waitFor("Switch and save: eligible")
+        try await terminal.keys("s")
+        try await terminal.waitFor("Save 20% by paying on the web")
+        #expect(try await terminal.screen().contains("20% off premium_monthly on the web, forever"))
+        try await terminal.keys("Enter")
+        try await terminal.waitFor("Waiting for the customer to pay")
+        #expect(try await terminal.screen().contains("/checkout/txn_"))
+        try await terminal.keys("p")
+        try await terminal.waitFor("Read these steps to the customer to cancel Apple billing")
+        try await terminal.keys("o")
+        try await terminal.waitFor("Saving 20% forever")
+        try await terminal.eventually(
+            "SELECT count(*) AS n FROM subscriptions WHERE customer_id = 'cus_chloe' AND source = 'web' AND trial_type = 'migration'", equals: 1)
+        try await terminal.eventually("SELECT count(*) AS n FROM subscriptions WHERE customer_id = 'cus_chloe' AND source = 'app_store' AND will_renew = 0", equals: 1)
+        try await terminal.keys("q")
+        try await terminal.waitFor("EXIT=0")
+    }
+
+    @Test func sigintMidFlowLeavesTheTerminalSaneAndRecordsTheFlow() async throws {
+        let terminal = try Terminal()
+        defer { Task { await terminal.stop() } }
+        try await terminal.start()
+        try await terminal.waitFor("15 customers")
+        try await terminal.type("ava")
+        try await terminal.waitFor("1 customer ")
+        try await terminal.keys("Enter")
+        try await terminal.waitFor("Ava Thompson (cus_ava)")
+        try await terminal.keys("c")
+        try await terminal.waitFor("What's the main reason")
+        try await terminal.keys("1", "Enter")
+        try await terminal.waitFor("Before you go")
+        try await terminal.keys("C-c")
+        try await terminal.waitFor("EXIT=130")
+        var stty = ""
+        for _ in 0..<100 where stty.isEmpty {
+            stty = (try? String(contentsOf: terminal.sttyFile, encoding: .utf8)) ?? ""
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(stty.contains(" icanon") && stty.contains(" echo ") && !stty.contains("-icanon") && !stty.contains(" -echo "), "\(stty)")
+        // The flow left mid-way is recorded as dismissed, with the answer given.
+        let rows = try await terminal.query("SELECT outcome, answers, offer_shown FROM cancel_flow_responses WHERE customer_id = 'cus_ava'")
+        #expect(rows.count == 1)
+        #expect(try rows.first?.decode(column: "outcome", as: String.self) == "dismissed")
+    }
+}
