@@ -7,7 +7,7 @@ export SWIFT_BACKTRACE ?= interactive=no
 # terminal end-to-end tests, SQLite for the store.
 APT_PACKAGES := libncurses-dev pkg-config tmux libsqlite3-dev
 
-.PHONY: test build deps bench
+.PHONY: test build deps bench demo
 
 # Installs whatever of APT_PACKAGES is missing: with apt-get as root, with sudo where it works
 # without a password, otherwise prints the one command to run and stops.
@@ -31,6 +31,11 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# The demo: a server with demo customers and the terminal UI on it, in one command.
+demo: deps
+	$(SWIFT) build --product savedesk
+	$$($(SWIFT) build --show-bin-path)/savedesk demo
+
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
@@ -39,4 +44,5 @@ test: deps
 # durable mutation, next to a bare Hummingbird route in the same run. Release build.
 bench: deps
 	$(SWIFT) build -c release --product savedesk-bench
+	$(SWIFT) build -c release --product savedesk
 	$$($(SWIFT) build -c release --show-bin-path)/savedesk-bench --seconds 5 --runs 5 --concurrency 16

@@ -116,9 +116,11 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
+                "CBenchPTY",
             ],
             path: "Benchmarks/SaveDeskBench"
         ),
+        .target(name: "CBenchPTY", path: "Benchmarks/CBenchPTY"),
         .testTarget(name: "RetentionDomainTests", dependencies: ["RetentionDomain"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ArchitectureTests"),
         .testTarget(name: "TerminalKitTests", dependencies: ["TerminalKit", "SaveDeskThemes"]),

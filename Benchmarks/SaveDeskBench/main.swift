@@ -170,6 +170,13 @@ if funnelCount > 0 {
             + String(format: "  %8.0f ms median (%.0f–%.0f)", measured[measured.count / 2], measured.first!, measured.last!))
     }
 }
+// The terminal UI, against this process's server (the savedesk binary is built next to this one).
+let savedeskBinary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("savedesk").path
+if FileManager.default.isExecutableFile(atPath: savedeskBinary) {
+    TUIBench.report(binary: savedeskBinary, server: savedesk.baseURL, key: "sk_test_savedesk_demo_marco_0001")
+} else {
+    print("\nterminal UI: \(savedeskBinary) is missing (make bench builds it)")
+}
 try await client.shutdown()
 bareTask.cancel()
 await savedesk.stop()

@@ -41,6 +41,13 @@ int savedesk_start(void) {
     keypad(stdscr, TRUE);
     nodelay(stdscr, TRUE);
     set_escdelay(25);
+    // Terminals that ignore keypad-transmit mode send CSI arrows, not the terminfo's SS3 ones.
+    define_key("\033[A", KEY_UP);
+    define_key("\033[B", KEY_DOWN);
+    define_key("\033[C", KEY_RIGHT);
+    define_key("\033[D", KEY_LEFT);
+    define_key("\033[H", KEY_HOME);
+    define_key("\033[F", KEY_END);
     mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED, NULL);
     mouseinterval(0);
     curs_set(0);

@@ -14,6 +14,8 @@ public final class TUIRunner {
     let app: TUIApp
     let terminal: NCursesTerminal
     private var redrawScheduled = false
+    /// Frames drawn so far: a change already drawn by a later frame needs no frame of its own.
+    private var framesDrawn = 0
     private var finished: CheckedContinuation<Int32, Never>?
     private var exitCode: Int32 = 0
     private var timer: DispatchSourceTimer?
@@ -55,16 +57,20 @@ public final class TUIRunner {
     func redraw() {
         guard !stopping else { return }
         redrawScheduled = false
+        framesDrawn += 1
+        let drawn = framesDrawn
         let frame = withObservationTracking {
             app.render(width: terminal.width, height: terminal.height)
         } onChange: { [weak self] in
-            DispatchQueue.main.async { MainActor.assumeIsolated { self?.scheduleRedraw() } }
+            DispatchQueue.main.async { MainActor.assumeIsolated { self?.scheduleRedraw(after: drawn) } }
         }
         terminal.draw(frame)
     }
 
-    private func scheduleRedraw() {
-        guard !redrawScheduled else { return }
+    /// A value the frame `drawn` read has changed: draw again, unless a later frame (a key's)
+    /// already has.
+    private func scheduleRedraw(after drawn: Int) {
+        guard framesDrawn == drawn, !redrawScheduled else { return }
         redrawScheduled = true
         DispatchQueue.main.async { MainActor.assumeIsolated { if self.redrawScheduled { self.redraw() } } }
     }

@@ -2,6 +2,8 @@
 /// and fullwidth, emoji presented as emoji). Pure Swift, so rendering and tests agree everywhere.
 public enum CharacterWidth {
     public static func of(_ character: Character) -> Int {
+        // Most text is ASCII: printable 1, control 0, without looking at Unicode properties.
+        if let ascii = character.asciiValue { return ascii >= 0x20 && ascii != 0x7F ? 1 : 0 }
         let scalars = character.unicodeScalars
         guard let first = scalars.first else { return 0 }
         if first.value < 0x20 || (0x7F..<0xA0).contains(first.value) { return 0 }

@@ -15,7 +15,9 @@ public enum ListView {
         return min(max(0, selected - height / 2), count - height)
     }
 
-    /// Draws the visible items; each row is a hit region "\(hitPrefix)\(index)".
+    /// Draws the visible items; each row is a hit region "\(hitPrefix)\(index)". The selected row
+    /// is marked in its first column (in the selection style), so moving the selection redraws two
+    /// cells, not two rows.
     public static func draw(
         _ items: [Item], selected: Int?, in rect: Rect, theme: Theme, hitPrefix: String, into frame: inout Frame
     ) {
@@ -23,9 +25,9 @@ public enum ListView {
         for (row, index) in (start..<min(items.count, start + rect.height)).enumerated() {
             let line = rect.row(row)
             let isSelected = index == selected
-            let style = isSelected ? theme[.selection] : (items[index].style ?? theme[.text])
-            if isSelected { frame.buffer.fill(line, style: style) }
-            Text.line((isSelected ? "\u{203A} " : "  ") + items[index].text, in: line, style: style, into: &frame.buffer)
+            frame.buffer.put(isSelected ? "\u{25B8}" : " ", x: line.x, y: line.y, style: isSelected ? theme[.selection] : theme[.text])
+            Text.line(" " + items[index].text, in: Rect(x: line.x + 1, y: line.y, width: line.width - 1, height: 1),
+                      style: items[index].style ?? theme[.text], into: &frame.buffer)
             frame.hit(line, "\(hitPrefix)\(index)")
         }
         if items.count > rect.height, rect.width > 0 {
