@@ -5,6 +5,7 @@ import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 import RetentionDomain
 import SaveDeskAPI
+import Synchronization
 
 /// The client of a SaveDesk server: the generated OpenAPI client behind the primitives the seeds
 /// name. Calls time out; a GET, or a POST carrying an Idempotency-Key (which this client
@@ -15,6 +16,23 @@ public final class SaveDeskClient: Sendable {
     let api: Client
     /// Where fire-and-forget calls wait until the server has them.
     public let outbox: Outbox?
+    /// Whether the last call got an answer, and who wants to know when that changes.
+    private let reachability = Mutex<(reachable: Bool?, handler: (@Sendable (Bool) -> Void)?)>((nil, nil))
+
+    /// Calls `handler` whenever calls start or stop getting answers (any call: a search, a
+    /// delivery…), so a console can show the connection as it is.
+    public func onReachabilityChange(_ handler: @escaping @Sendable (Bool) -> Void) {
+        reachability.withLock { $0.handler = handler }
+    }
+
+    private func noteReachable(_ reachable: Bool) {
+        let handler = reachability.withLock { state -> (@Sendable (Bool) -> Void)? in
+            guard state.reachable != reachable else { return nil }
+            state.reachable = reachable
+            return state.handler
+        }
+        handler?(reachable)
+    }
 
     public init(serverURL: URL, key: String, timeout: Duration = .seconds(10), outbox: Outbox? = nil) {
         self.serverURL = serverURL
@@ -39,6 +57,7 @@ public final class SaveDeskClient: Sendable {
                 if let error = Self.failure(of: output) {
                     failure = error
                 } else {
+                    noteReachable(true)
                     do { return try value(output) } catch {
                         throw SaveDeskClientError(kind: .invalidResponse, message: "the server's answer could not be read: \(error)")
                     }
@@ -50,6 +69,7 @@ public final class SaveDeskClient: Sendable {
                     kind: .unreachable, message: "the SaveDesk server at \(serverURL.absoluteString) could not be reached"
                 )
             }
+            noteReachable(failure.kind != .unreachable)
             if case .server(409, _) = failure.kind, let wait = failure.retryAfter, !waitedForConflict {
                 waitedForConflict = true
                 try? await Task.sleep(for: RetryPolicy.conflictRetryDelay(retryAfter: wait))

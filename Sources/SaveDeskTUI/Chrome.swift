@@ -31,7 +31,7 @@ enum Chrome {
 
     static func help(_ keys: [KeyHelp], in rect: Rect, theme: Theme, into frame: inout Frame) {
         let all = keys + [KeyHelp("", "")] + TUIApp.sharedKeys
-        let inside = Modal.draw(width: min(rect.width, 58), height: min(rect.height, all.count + 3), title: "Keys", theme: theme, into: &frame)
+        let inside = Modal.draw(width: min(rect.width, 72), height: min(rect.height, all.count + 3), title: "Keys", theme: theme, into: &frame)
         for (row, help) in all.prefix(inside.height - 1).enumerated() {
             frame.buffer.put(help.keys, x: inside.x + 1, y: inside.y + row, style: theme[.accent])
             frame.buffer.put(help.action, x: inside.x + 17, y: inside.y + row, style: theme[.text], clip: inside)

@@ -58,6 +58,9 @@ public final class AppModel {
         client = SaveDeskClient(serverURL: serverURL, key: key, timeout: timeout, outbox: outbox)
         isTestMode = key.contains("_test_")
         outboxWaiting = outbox.pending().count
+        client.onReachabilityChange { [weak self] reachable in
+            Task { @MainActor in self?.noteReachable(reachable) }
+        }
     }
 
     public var currentRoute: Route { stack[stack.count - 1] }
@@ -156,6 +159,15 @@ public final class AppModel {
         guard let retry = retries[id] else { return }
         dismissToast(id)
         await retry()
+    }
+
+    private func noteReachable(_ reachable: Bool) {
+        if reachable {
+            if connection != .connected { connection = .connected }
+        } else if case .unreachable = connection {
+        } else {
+            connection = .unreachable("the SaveDesk server at \(client.serverURL.absoluteString) could not be reached")
+        }
     }
 
     /// Connection state follows every answer: no answer → unreachable, any answer → connected.

@@ -14,7 +14,7 @@ final class HomeScreen: Screen {
     var isTyping: Bool { searchFocused }
     var keys: [KeyHelp] {
         [KeyHelp("type", "search by id, email or name"), KeyHelp("\u{2193} Tab", "to the list"), KeyHelp("Enter", "open the customer"),
-         KeyHelp("PgUp PgDn [ ]", "previous / next page"), KeyHelp("Esc", "clear the search")]
+         KeyHelp("PgUp PgDn [ ]", "previous / next page"), KeyHelp("Esc", "clear the search, then leave the field")]
     }
 
     func appear(app: TUIApp) { app.perform { await self.directory.reload() } }
@@ -38,9 +38,11 @@ final class HomeScreen: Screen {
                 if directory.customers.count == 1 { open(app) }
                 return true
             case .escape:
-                guard !field.text.isEmpty else { return false }
-                field.set("")
-                search(app)
+                // Esc clears the search; on an empty one it leaves the field (the app's keys work again).
+                if field.text.isEmpty { searchFocused = false } else {
+                    field.set("")
+                    search(app)
+                }
                 return true
             case .backspace where field.text.isEmpty:
                 return true
