@@ -64,6 +64,9 @@ public final class NCursesTerminal {
                     if signalNumber == SIGWINCH {
                         let (width, height) = self.resize()
                         onEvent(.resize(width: width, height: height))
+                        // resizeterm queued a KEY_RESIZE inside curses (no byte on stdin to wake
+                        // the read source): take it now, with anything else waiting.
+                        for event in self.readAvailable() { onEvent(event) }
                     } else {
                         onSignal(signalNumber)
                     }
@@ -155,7 +158,13 @@ public final class NCursesTerminal {
             case Int(SAVEDESK_KEY_PAGE_DOWN): events.append(.pageDown)
             case Int(SAVEDESK_KEY_BACK_TAB): events.append(.backTab)
             case Int(SAVEDESK_KEY_RESIZE):
-                let (width, height) = resize()
+                // Curses has resized already (this key is its notice): read the size, do not resize
+                // again (resizeterm would queue another KEY_RESIZE, for ever).
+                var rows: Int32 = 0, cols: Int32 = 0
+                savedesk_screen_size(&rows, &cols)
+                width = Int(cols)
+                height = Int(rows)
+                previous = nil
                 events.append(.resize(width: width, height: height))
             case Int(SAVEDESK_KEY_MOUSE):
                 var y: Int32 = 0, x: Int32 = 0

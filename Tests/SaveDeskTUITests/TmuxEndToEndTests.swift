@@ -135,6 +135,11 @@ struct TmuxEndToEndTests {
             equals: 1)
         try await terminal.keys("Enter")
         try await terminal.waitFor("Paused \u{00B7} resumes")
+        // Resizes at any time: too small says so, and back again the screen is whole.
+        try await terminal.tmux(["resize-window", "-t", "demo", "-x", "50", "-y", "15"])
+        try await terminal.waitFor("Enlarge the window to at least 60\u{00D7}18")
+        try await terminal.tmux(["resize-window", "-t", "demo", "-x", "100", "-y", "30"])
+        try await terminal.waitFor("Paused \u{00B7} resumes")
         try await terminal.keys("q")
         try await terminal.waitFor("EXIT=0")
     }
