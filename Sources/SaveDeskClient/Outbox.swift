@@ -108,7 +108,9 @@ public final class Outbox: Sendable {
                     item.lastError = error.message
                     // Back off from when the attempt failed (a timeout may have taken a while).
                     item.nextAttempt = policy.nextAttempt(after: max(now, Date()), failedAttempts: item.attempts)
-                    try? write(item)
+                    // Another outbox on this folder (an app not yet shut down) may have delivered
+                    // it meanwhile: never bring a delivered item back.
+                    if FileManager.default.fileExists(atPath: url(of: item).path) { try? write(item) }
                     report.nextAttempt = item.nextAttempt
                     break
                 }
@@ -140,13 +142,21 @@ public final class Outbox: Sendable {
         Task.detached { await self.run(using: client, ignoringBackoff: ignoringBackoff) }
     }
 
+    /// Whether the background loop is still running (it ends after its current pass once stopped).
+    public var isRunning: Bool { loop.withLock { $0.running } }
+
     /// Ends the background loop (the items stay on disk for the next start).
     public func stop() { loop.withLock { $0.stopped = true } }
 
     private func run(using client: SaveDeskClient, ignoringBackoff: Bool) async {
         var force = ignoringBackoff
         while true {
-            loop.withLock { $0.again = false }
+            let stopped = loop.withLock { state -> Bool in
+                state.again = false
+                if state.stopped { state.running = false }
+                return state.stopped
+            }
+            if stopped { return }
             let report = await deliver(using: client, ignoringBackoff: force)
             force = false
             let finished = loop.withLock { state -> Bool in

@@ -102,7 +102,10 @@ struct OutboxTests {
         #expect((outbox.pending().first?.attempts ?? 0) >= 1, "the failure is recorded with the item")
         #expect(outbox.pending().dropFirst().allSatisfy { $0.attempts == 0 }, "later items wait behind the first, in order")
 
-        // The app restarts (a new outbox on the same folder) and the server is back.
+        // The app shuts down (its background delivery stops) and restarts (a new outbox on the
+        // same folder), and the server is back.
+        outbox.stop()
+        while outbox.isRunning { try await Task.sleep(for: .milliseconds(10)) }
         let server = try await LocalServer.start()
         defer { Task { await server.running.stop() } }
         let reopened = try Outbox(directory: directory)

@@ -46,6 +46,12 @@ struct Harness {
             app.handle(key)
             await app.settle()
         }
+        // What the key recorded is delivered in the background: wait for it (bounded), so the
+        // status bar's outbox count is the same on every run.
+        for _ in 0..<200 where app.model.client.outbox?.pending().isEmpty == false {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        app.model.refreshOutbox()
     }
 
     func type(_ text: String) async {
