@@ -71,6 +71,14 @@ extension SaveDeskClient {
         }
     }
 
+    /// The original transaction id of the user's App Store subscription: the active one, or with
+    /// `activeOnly` false any (a lapsed one can still be refunded or renewed).
+    public func appStoreOriginalTransactionId(userId: String, activeOnly: Bool = true) async throws(SaveDeskClientError) -> String? {
+        try await restoreEntitlements(userId: userId)
+            .first { $0.source == .storeKit && $0.storekitOriginalTransactionId != nil && (!activeOnly || $0.isActive) }?
+            .storekitOriginalTransactionId
+    }
+
     /// Records how a cancel flow ended. Fire-and-forget: it never throws and never blocks. The
     /// response is written to the outbox first, so it survives a server that is down or an app
     /// that restarts, and is delivered in the background.

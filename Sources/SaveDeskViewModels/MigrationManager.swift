@@ -92,8 +92,7 @@ public final class MigrationManager {
         checkoutError = nil
         defer { isLoading = false }
         do {
-            let originalTransactionId = try await client.restoreEntitlements(userId: userId)
-                .first { $0.source == .storeKit && $0.isActive }?.storekitOriginalTransactionId
+            let originalTransactionId = try await client.appStoreOriginalTransactionId(userId: userId)
             let created = try await client.createCheckout(
                 productId: data.prompt.productId, userId: userId, stripeCustomerId: stripeCustomerId,
                 appStoreSubscriptionEnd: decision?.appleSubscription?.expiresAt, originalTransactionId: originalTransactionId

@@ -52,8 +52,7 @@ struct FlowSwitchCommand: AsyncParsableCommand {
             }
             if manager.state == .accepted {
                 if appleCancelled {
-                    let otid = try await app.client.restoreEntitlements(userId: user)
-                        .first { $0.source == .storeKit && $0.isActive }?.storekitOriginalTransactionId
+                    let otid = try await app.client.appStoreOriginalTransactionId(userId: user)
                     guard let otid else { throw CLIError(message: "\(user) has no active App Store subscription to turn off", code: .failure) }
                     try await app.client.simulateAppStoreEvent(originalTransactionId: otid, event: .autoRenewOff)
                 }

@@ -64,9 +64,7 @@ final class DemoDeviceScreen: Screen {
         case .appStore(let event):
             guard let customer else { return }
             app.perform {
-                let otid = try? await app.model.client.restoreEntitlements(userId: customer)
-                    .first { $0.source == .storeKit && $0.storekitOriginalTransactionId != nil }?.storekitOriginalTransactionId
-                guard let otid else {
+                guard let otid = try? await app.model.client.appStoreOriginalTransactionId(userId: customer, activeOnly: false) else {
                     app.model.show("\(customer) has no App Store subscription", isError: true)
                     return
                 }

@@ -85,9 +85,7 @@ final class SwitchAndSaveScreen: Screen {
         case .simulateAppleOff:
             guard let device else { return }
             app.perform {
-                let otid = try? await app.model.client.restoreEntitlements(userId: manager.userId)
-                    .first { $0.source == .storeKit && $0.isActive }?.storekitOriginalTransactionId
-                if let otid { await device.appStoreEvent(.autoRenewOff, originalTransactionId: otid) }
+                if let otid = try? await app.model.client.appStoreOriginalTransactionId(userId: manager.userId) { await device.appStoreEvent(.autoRenewOff, originalTransactionId: otid) }
                 await manager.showAppleSubscriptionManagement()
             }
         }
