@@ -28,6 +28,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // Pure rules and models: no I/O, no clock reads.
@@ -39,6 +42,8 @@ let package = Package(
         .target(
             name: "SaveDeskAPI",
             dependencies: ["RetentionDomain", .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")],
+            // The spec is also a resource: the server reads its audiences and limits at start.
+            resources: [.copy("openapi.yaml")],
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         // Hummingbird app, store, billing ledger.
@@ -58,6 +63,9 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             resources: [.copy("Demo")]
         ),

@@ -109,7 +109,7 @@ struct APIHandlers: APIProtocol {
     func getDeskSession(_ input: Operations.GetDeskSession.Input) async throws -> Operations.GetDeskSession.Output {
         let scope = RequestScope.current
         return .ok(.init(body: .json(.init(
-            _operator: scope?.actor ?? "operator", mode: scope?.isSandbox == true ? .test : .live, serverTime: service.clock.now()
+            _operator: scope?.actor ?? "operator", mode: scope?.isSandbox == true ? .test : .live, serverTime: service.now()
         ))))
     }
 
@@ -164,7 +164,7 @@ struct APIHandlers: APIProtocol {
 
     func advanceClock(_ input: Operations.AdvanceClock.Input) async throws -> Operations.AdvanceClock.Output {
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await testClock.advance(body))))
+        return .ok(.init(body: .json(try await testClock.advance(body, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func winBackCustomer(_ input: Operations.WinBackCustomer.Input) async throws -> Operations.WinBackCustomer.Output {

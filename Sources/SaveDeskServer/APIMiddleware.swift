@@ -4,34 +4,67 @@ import Logging
 import OpenAPIRuntime
 import SaveDeskAPI
 
-/// Runs around every API operation: gives the request an id, authenticates the key, and maps
-/// every error, once, to the wire envelope `{"error", "code"}` with its status. Malformed input
-/// (bad JSON, wrong types, missing fields) is a 400, never a 500.
+/// Runs around every API operation, in this order, before any handler:
+/// 1. **who**: the operation's audience (`x-savedesk-audience` in openapi.yaml) decides which key
+///    it needs, from the matched operation and never from the path string;
+/// 2. **parameters**: every query, path and header value within the spec's limits;
+/// 3. **body**: at most the operation's `x-savedesk-body-limit` bytes (413 otherwise);
+/// 4. **idempotency**: an Idempotency-Key used before with a different request is 422, before
+///    anything else is checked of the body;
+/// 5. **body shape**: strict JSON (no duplicate keys) within the spec's limits.
+/// Every error is mapped, once, to the wire envelope `{"error", "code"}` with its status.
+/// Malformed input is a 4xx, never a 500.
 struct APIMiddleware: ServerMiddleware {
     let keys: KeyRing
+    let spec: APISpec
     let logger: Logger
+    /// The fingerprint stored for (Idempotency-Key, operation, principal) within its lifetime.
+    let storedFingerprint: @Sendable (_ key: String, _ operation: String, _ principal: String) async throws -> String?
 
     static let keyHeader = HTTPField.Name("X-ZeroSettle-Key")!
     static let requestIdHeader = HTTPField.Name("X-Request-Id")!
+    static let idempotencyHeader = HTTPField.Name("Idempotency-Key")!
+
+    var validator: RequestValidator { RequestValidator(spec: spec) }
 
     func intercept(
         _ request: HTTPRequest, body: HTTPBody?, metadata: ServerRequestMetadata, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        let requestId = "req_" + UUID().uuidString.lowercased().prefix(18)
-        let path = request.path ?? ""
+        let requestId = RequestScope.newRequestId()
         do {
-            let scope: RequestScope
-            if path.hasPrefix("/v1/webhooks/") {
-                // Apple calls these: the signed payload is the authentication, checked by the handler.
-                scope = RequestScope(actor: "app_store", principal: "app_store", requestId: String(requestId))
-            } else {
-                scope = RequestScope(key: try authenticate(request, path: path), requestId: String(requestId))
+            guard let operation = spec.operations[operationID] else {
+                throw SaveDeskError(status: 500, code: "internal", "operation \(operationID) is not in the spec")
             }
+            var scope = try authorize(request, operation: operation, requestId: requestId)
+            try checkParameters(request, metadata: metadata, operation: operation)
+            let data = try await collect(body, request: request, limit: operation.bodyLimit)
+            let parsed: Result<StrictJSON, StrictJSON.Failure>? = data.map { data in Result { () throws(StrictJSON.Failure) in try StrictJSON.parse(data) } }
+            scope.fingerprint = Self.fingerprint(operation: operationID, metadata: metadata, body: data, parsed: try? parsed?.get())
+            if let key = request.headerFields[Self.idempotencyHeader], let fingerprint = scope.fingerprint,
+                let stored = try await storedFingerprint(key, operationID, scope.principal), stored != fingerprint
+            {
+                throw SaveDeskError.unprocessable(
+                    "this Idempotency-Key was already used with a different request", code: "idempotency_key_reused"
+                )
+            }
+            if let parsed, let schema = operation.body {
+                switch parsed {
+                case .success(let json): try validator.check(body: json, schema: schema)
+                case .failure(let failure):
+                    let at = failure.path.isEmpty ? "" : " at \"\(failure.path)\""
+                    throw SaveDeskError.badRequest(
+                        failure.isDuplicateKey ? failure.message : "the body is not valid JSON\(at): \(failure.message)",
+                        code: failure.isDuplicateKey ? "duplicate_key" : "invalid_json"
+                    )
+                }
+            }
+            let forwarded = data.map { HTTPBody($0) }
             var (response, responseBody) = try await RequestScope.$current.withValue(scope) {
-                try await next(request, body, metadata)
+                try await next(request, forwarded, metadata)
             }
-            response.headerFields[Self.requestIdHeader] = String(requestId)
+            response.headerFields[Self.requestIdHeader] = requestId
+            response.headerFields[.cacheControl] = "no-store"
             return (response, responseBody)
         } catch {
             let failure = Self.describe(error)
@@ -40,13 +73,42 @@ struct APIMiddleware: ServerMiddleware {
             } else {
                 logger.info("request refused", metadata: ["operation": "\(operationID)", "code": "\(failure.code)", "request_id": "\(requestId)"])
             }
-            return Self.envelope(failure, requestId: String(requestId))
+            return Self.envelope(failure, requestId: requestId)
         }
     }
 
-    /// The key of a request: `X-ZeroSettle-Key`, or `Authorization: Bearer`. Desk endpoints need
-    /// a secret key.
-    func authenticate(_ request: HTTPRequest, path: String) throws(SaveDeskError) -> APIKey {
+    // MARK: 1. Who
+
+    /// The scope of a request the operation's audience admits.
+    func authorize(_ request: HTTPRequest, operation: APISpec.Operation, requestId: String) throws(SaveDeskError) -> RequestScope {
+        switch operation.audience {
+        case .appleWebhook:
+            // Apple calls it: the signed payload is the proof, checked by the handler, which also
+            // sets the mode from the signed environment.
+            return RequestScope(actor: "app_store", principal: "app_store", requestId: requestId, livemode: false)
+        case .app:
+            return RequestScope(key: try authenticate(request), requestId: requestId)
+        case .operator:
+            let key = try authenticate(request)
+            guard key.kind == .secret else {
+                throw .forbidden("this needs a secret operator key; publishable keys are for apps", code: "secret_key_required")
+            }
+            return RequestScope(key: key, requestId: requestId)
+        case .testOperator:
+            let key = try authenticate(request)
+            guard key.kind == .secret else {
+                throw .forbidden("this needs a secret operator key; publishable keys are for apps", code: "secret_key_required")
+            }
+            guard key.mode == .test else {
+                throw .forbidden("the test clock and the simulators need a test-mode key (sk_test_…); they never touch live data",
+                                 code: "test_mode_only")
+            }
+            return RequestScope(key: key, requestId: requestId)
+        }
+    }
+
+    /// The key of a request: `X-ZeroSettle-Key`, or `Authorization: Bearer`.
+    func authenticate(_ request: HTTPRequest) throws(SaveDeskError) -> APIKey {
         var presented = request.headerFields[Self.keyHeader]
         if presented == nil, let authorization = request.headerFields[.authorization] {
             let parts = authorization.split(separator: " ", maxSplits: 1)
@@ -56,11 +118,65 @@ struct APIMiddleware: ServerMiddleware {
             throw .unauthorized("an API key is required (X-ZeroSettle-Key or Authorization: Bearer)")
         }
         guard let key = keys.lookup(presented) else { throw .unauthorized("this API key is not known") }
-        if path.hasPrefix("/v1/desk"), key.kind != .secret {
-            throw .forbidden("desk endpoints need a secret operator key; publishable keys are for apps", code: "secret_key_required")
-        }
         return key
     }
+
+    // MARK: 2. Parameters
+
+    func checkParameters(_ request: HTTPRequest, metadata: ServerRequestMetadata, operation: APISpec.Operation) throws(SaveDeskError) {
+        let query = Self.queryItems(request.path ?? "")
+        for parameter in operation.parameters {
+            let values: [String]
+            switch parameter.location {
+            case "query": values = query.filter { $0.name == parameter.name }.map(\.value)
+            case "path": values = metadata.pathParameters[parameter.name].map { [String($0).removingPercentEncoding ?? String($0)] } ?? []
+            case "header": values = HTTPField.Name(parameter.name).map { request.headerFields[values: $0] } ?? []
+            default: values = []
+            }
+            for value in values { try validator.check(parameter: parameter, raw: value) }
+        }
+    }
+
+    /// The query of a request target, percent-decoded.
+    static func queryItems(_ target: String) -> [(name: String, value: String)] {
+        guard let mark = target.firstIndex(of: "?") else { return [] }
+        return target[target.index(after: mark)...].split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let decode = { (text: Substring) in String(text).removingPercentEncoding ?? String(text) }
+            return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
+        }
+    }
+
+    // MARK: 3. Body
+
+    func collect(_ body: HTTPBody?, request: HTTPRequest, limit: Int) async throws -> Data? {
+        guard let body else { return nil }
+        let tooLarge = SaveDeskError(status: 413, code: "body_too_large", "the request body is over \(limit) bytes, the most this call accepts")
+        if let declared = request.headerFields[.contentLength].flatMap(Int.init), declared > limit { throw tooLarge }
+        var data = Data()
+        for try await chunk in body {
+            guard data.count + chunk.count <= limit else { throw tooLarge }
+            data.append(contentsOf: chunk)
+        }
+        return data
+    }
+
+    // MARK: 4. Idempotency
+
+    /// What an Idempotency-Key is bound to: the operation, its path parameters and its body
+    /// (canonical JSON, so key order and spacing do not matter).
+    static func fingerprint(operation: String, metadata: ServerRequestMetadata, body: Data?, parsed: StrictJSON?) -> String {
+        var text = operation + "\n"
+        for (name, value) in metadata.pathParameters.sorted(by: { $0.key < $1.key }) { text += "\(name)=\(value)\n" }
+        if let parsed {
+            text += parsed.canonical
+        } else if let body {
+            text += Fingerprint.of(data: body)
+        }
+        return Fingerprint.of(text: text)
+    }
+
+    // MARK: Errors
 
     static func describe(_ error: any Error) -> SaveDeskError {
         let underlying = (error as? ServerError)?.underlyingError ?? error
@@ -111,6 +227,7 @@ struct APIMiddleware: ServerMiddleware {
         var response = HTTPResponse(status: .init(code: failure.status))
         response.headerFields[.contentType] = "application/json; charset=utf-8"
         response.headerFields[requestIdHeader] = requestId
+        response.headerFields[.cacheControl] = "no-store"
         if let retry = failure.retryAfter { response.headerFields[.retryAfter] = String(Int(retry.rounded(.up))) }
         return (response, HTTPBody(data))
     }

@@ -22,8 +22,9 @@ final class AnalyticsService: Sendable {
         if let from, let to, to <= from {
             throw SaveDeskError.badRequest("to must be after from", code: "invalid_range")
         }
+        let livemode = RequestScope.current?.livemode ?? false
         func filtered(_ builder: SQLSelectBuilder) -> SQLSelectBuilder {
-            var builder = builder
+            var builder = builder.where("livemode", .equal, livemode)
             if let from { builder = builder.where("created_at", .greaterThanOrEqual, from.unixSeconds) }
             if let to { builder = builder.where("created_at", .lessThan, to.unixSeconds) }
             if let operatorName { builder = builder.where("actor", .equal, operatorName) }
@@ -112,8 +113,9 @@ final class AnalyticsService: Sendable {
         if let from, let to, to <= from {
             throw SaveDeskError.badRequest("to must be after from", code: "invalid_range")
         }
+        let livemode = RequestScope.current?.livemode ?? false
         func within(_ builder: SQLSelectBuilder, _ column: String) -> SQLSelectBuilder {
-            var builder = builder
+            var builder = builder.where("livemode", .equal, livemode)
             if let from { builder = builder.where(SQLColumn(column), .greaterThanOrEqual, SQLBind(from.unixSeconds)) }
             if let to { builder = builder.where(SQLColumn(column), .lessThan, SQLBind(to.unixSeconds)) }
             return builder
@@ -132,7 +134,7 @@ final class AnalyticsService: Sendable {
                 conversions[try row.decode(column: "variant_id", as: String.self)] = try row.decode(column: "n", as: Int.self)
             }
             // Completed: converted, and no App Store subscription still renewing.
-            let renewing = db.select().column("customer_id").from("subscriptions")
+            let renewing = db.select().column("customer_id").from("subscriptions").where("livemode", .equal, livemode)
                 .where("source", .equal, "app_store").where("will_renew", .equal, true)
                 .where("status", .in, ["active", "grace_period", "past_due"])
             for row in try await within(db.select().column("variant_id").column(count, as: "n").from("migration_conversions"), "created_at")

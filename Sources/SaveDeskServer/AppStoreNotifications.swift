@@ -3,36 +3,64 @@ import RetentionDomain
 import SQLKit
 import SaveDeskAPI
 
-/// App Store Server Notifications V2: verified, applied once per notificationUUID, audited as
-/// actor `app_store`.
+/// App Store Server Notifications V2: verified, applied once per notificationUUID and only when
+/// newer than what the subscription last applied (a late `DID_RENEW` never undoes `EXPIRED` or
+/// `REFUND`), audited as actor `app_store`.
 extension AppStoreService {
-    func receive(_ request: Schemas.AppStoreNotificationRequest) async throws -> Schemas.StatusResponse {
+    /// A notification whose signatures (its own, its transaction's and its renewal info's) were
+    /// checked.
+    struct VerifiedNotification: Sendable {
+        var notification: AppStoreNotification
+        var transaction: AppStoreTransaction?
+        var renewal: AppStoreRenewalInfo?
+        var originalTransactionId: String? { transaction?.originalTransactionId ?? renewal?.originalTransactionId }
+        /// Production data is live; Sandbox and Xcode data is test data.
+        var livemode: Bool { AppStoreService.isLive(environment: notification.data.environment ?? "") }
+    }
+
+    func verifyNotification(_ signedPayload: String, now: Date) async throws -> VerifiedNotification {
         let verifier = try requireVerifier()
-        let now = subscriptions.clock.now()
-        let notification = try await verifier.verify(request.signedPayload, as: AppStoreNotification.self, now: now)
+        let notification = try await verifier.verify(signedPayload, as: AppStoreNotification.self, now: now)
         let transaction = try await notification.data.signedTransactionInfo.asyncMap {
             try await verifier.verify($0, as: AppStoreTransaction.self, now: now)
         }
         let renewal = try await notification.data.signedRenewalInfo.asyncMap {
             try await verifier.verify($0, as: AppStoreRenewalInfo.self, now: now)
         }
-        let otid = transaction?.originalTransactionId ?? renewal?.originalTransactionId
-        return try await subscriptions.store.transaction { db in
-            let seen = try await db.select().column("outcome").from("appstore_notifications")
-                .where("notification_uuid", .equal, notification.notificationUUID).first()
-            if seen != nil { return Schemas.StatusResponse(status: "duplicate") }
-            var outcome = "unmatched"
-            if let otid, var record = try await db.select().column("*").from("subscriptions")
-                .where("original_transaction_id", .equal, otid)
-                .first(decoding: SubscriptionRecord.self, with: SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase))
-            {
+        return VerifiedNotification(notification: notification, transaction: transaction, renewal: renewal)
+    }
+
+    func receive(_ request: Schemas.AppStoreNotificationRequest) async throws -> Schemas.StatusResponse {
+        let verified = try await verifyNotification(request.signedPayload, now: subscriptions.clock.now())
+        var scope = RequestScope.current ?? RequestScope(actor: "app_store", principal: "app_store", requestId: "app_store", livemode: false)
+        scope.livemode = verified.livemode
+        return try await RequestScope.$current.withValue(scope) {
+            try await subscriptions.store.transaction { db in try await apply(verified, db) }
+        }
+    }
+
+    /// Applies a verified notification inside the caller's transaction: once per UUID, to the
+    /// subscription of its original transaction in its mode, only if newer than what it applied.
+    /// Returns "applied", "duplicate", "stale" or "unmatched".
+    func apply(_ verified: VerifiedNotification, _ db: any SQLDatabase, at time: Int64? = nil) async throws -> Schemas.StatusResponse {
+        let notification = verified.notification
+        let received = time ?? subscriptions.now(livemode: verified.livemode).unixSeconds
+        let seen = try await db.select().column("outcome").from("appstore_notifications")
+            .where("notification_uuid", .equal, notification.notificationUUID).first()
+        if seen != nil { return Schemas.StatusResponse(status: "duplicate") }
+        let otid = verified.originalTransactionId
+        var outcome = "unmatched"
+        if let otid, var record = try await Self.record(db, originalTransactionId: otid), record.livemode == verified.livemode {
+            if Self.isNewer(notification.signedDate, than: record) {
                 let before = record
-                Self.apply(notification, transaction: transaction, renewal: renewal, to: &record, now: now.unixSeconds)
-                record.updatedAt = now.unixSeconds
+                Self.apply(notification, transaction: verified.transaction, renewal: verified.renewal, to: &record, now: received)
+                record.appstoreSignedAt = notification.signedDate ?? 0
+                if let renewal = verified.renewal { record.appstoreRenewalSignedAt = renewal.signedDate ?? notification.signedDate ?? 0 }
+                record.updatedAt = received
                 try await db.update(record)
                 outcome = "applied"
                 try await db.insert(AuditRecord(
-                    id: AuditID.next(), at: now.unixSeconds, actor: "app_store", customerId: record.customerId,
+                    id: AuditID.next(), at: received, actor: "app_store", customerId: record.customerId,
                     action: "app_store.\(notification.notificationType.lowercased())",
                     parameters: try SubscriptionService.json([
                         "notification_uuid": notification.notificationUUID, "subtype": notification.subtype ?? "",
@@ -40,14 +68,16 @@ extension AppStoreService {
                     beforeState: try SubscriptionService.json(before), afterState: try SubscriptionService.json(record),
                     requestId: RequestScope.current?.requestId ?? "app_store"
                 ), into: "audit_events")
+            } else {
+                outcome = "stale"
             }
-            try await db.insert(into: "appstore_notifications")
-                .columns("notification_uuid", "notification_type", "subtype", "original_transaction_id", "outcome", "received_at")
-                .values(SQLBindings.of(notification.notificationUUID, notification.notificationType, notification.subtype, otid,
-                                       outcome, now.unixSeconds))
-                .run()
-            return Schemas.StatusResponse(status: outcome)
         }
+        try await db.insert(into: "appstore_notifications")
+            .columns("notification_uuid", "notification_type", "subtype", "original_transaction_id", "outcome", "received_at")
+            .values(SQLBindings.of(notification.notificationUUID, notification.notificationType, notification.subtype, otid,
+                                   outcome, received))
+            .run()
+        return Schemas.StatusResponse(status: outcome)
     }
 
     /// The state change a notification type means (wire-protocol.md, App Store facts).
@@ -66,6 +96,7 @@ extension AppStoreService {
             record.gracePeriodEndsAt = nil
             record.pastDueSince = nil
             record.expirationIntent = nil
+            record.accessUntil = nil
         case "DID_FAIL_TO_RENEW":
             if notification.subtype == "GRACE_PERIOD" {
                 set(.gracePeriod)

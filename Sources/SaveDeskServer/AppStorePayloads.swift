@@ -4,6 +4,8 @@ import JWTKit
 /// Signed data the App Store sends (JWS payloads, Apple's camelCase keys). Claims are checked by
 /// `AppStoreVerifier` (bundle id, environment), not by jwt-kit.
 protocol AppStoreSignedPayload: JWTPayload {
+    /// Whether the payload names the app's bundle (renewal info does not).
+    static var carriesBundleId: Bool { get }
     var signedBundleId: String? { get }
     var signedEnvironment: String? { get }
 }
@@ -12,16 +14,17 @@ protocol AppStoreSignedPayload: JWTPayload {
 struct AppStoreTransaction: AppStoreSignedPayload, Equatable {
     var transactionId: String
     var originalTransactionId: String
-    var bundleId: String
+    var bundleId: String?
     var productId: String
     var purchaseDate: Int64
     var originalPurchaseDate: Int64?
     var expiresDate: Int64?
-    var environment: String
+    var environment: String?
     var type: String?
     var revocationDate: Int64?
     var signedDate: Int64?
 
+    static let carriesBundleId = true
     var signedBundleId: String? { bundleId }
     var signedEnvironment: String? { environment }
     func verify(using algorithm: some JWTAlgorithm) async throws {}
@@ -35,9 +38,10 @@ struct AppStoreRenewalInfo: AppStoreSignedPayload, Equatable {
     var expirationIntent: Int?
     var gracePeriodExpiresDate: Int64?
     var isInBillingRetryPeriod: Bool?
-    var environment: String
+    var environment: String?
     var signedDate: Int64?
 
+    static let carriesBundleId = false
     var signedBundleId: String? { nil }
     var signedEnvironment: String? { environment }
     func verify(using algorithm: some JWTAlgorithm) async throws {}
@@ -59,6 +63,7 @@ struct AppStoreNotification: AppStoreSignedPayload, Equatable {
     var data: Payload
     var signedDate: Int64?
 
+    static let carriesBundleId = true
     var signedBundleId: String? { data.bundleId }
     var signedEnvironment: String? { data.environment }
     func verify(using algorithm: some JWTAlgorithm) async throws {}

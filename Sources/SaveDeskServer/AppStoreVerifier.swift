@@ -33,7 +33,8 @@ struct AppStoreVerifier: Sendable {
         guard header.alg == "ES256" else {
             throw reject("jws_malformed", "App Store data is signed with ES256, this token says \(header.alg ?? "nothing")")
         }
-        guard let x5c = header.x5c, x5c.count >= 2,
+        // Exactly leaf, intermediate and root, as Apple sends and as Apple's own library requires.
+        guard let x5c = header.x5c, x5c.count == 3,
             let chain = try? x5c.map({ encoded -> Certificate in
                 guard let der = Data(base64Encoded: encoded) else { throw SaveDeskError.badRequest("x5c") }
                 return try Certificate(derEncoded: [UInt8](der))
@@ -53,11 +54,11 @@ struct AppStoreVerifier: Sendable {
         } catch {
             throw reject("jws_untrusted_root", "the certificate chain could not be checked: \(error)")
         }
-        guard case .validCertificate = result else {
-            throw reject("jws_untrusted_root", "the certificate chain does not lead to a trusted App Store root")
+        guard case .validCertificate(let validated) = result, validated.count == 3, validated.first == chain[0] else {
+            throw reject("jws_untrusted_root", "the certificate chain does not lead to a trusted App Store root in three steps")
         }
-        // 3. Apple's marker extensions.
-        guard chain[0].extensions[oid: Self.leafMarker] != nil, chain[1].extensions[oid: Self.intermediateMarker] != nil else {
+        // 3. Apple's marker extensions, on the chain as validated (not as the header lists it).
+        guard validated[0].extensions[oid: Self.leafMarker] != nil, validated[1].extensions[oid: Self.intermediateMarker] != nil else {
             throw reject("jws_missing_marker_oid", "the certificates lack Apple's App Store marker extensions")
         }
         // 4. The signature, by the leaf's key.
@@ -67,12 +68,13 @@ struct AppStoreVerifier: Sendable {
         } catch {
             throw reject("jws_bad_signature", "the signature does not match the signed data")
         }
-        // 5. Ours, and from the expected environment.
-        if let bundle = payload.signedBundleId, bundle != bundleId {
-            throw reject("jws_wrong_bundle", "signed for bundle \(bundle); this server serves \(bundleId)")
+        // 5. Ours, and from the expected environment. A missing bundle id or environment is a
+        // mismatch, as in Apple's library (renewal info carries no bundle id).
+        if Payload.carriesBundleId, payload.signedBundleId != bundleId {
+            throw reject("jws_wrong_bundle", "signed for bundle \(payload.signedBundleId ?? "(none)"); this server serves \(bundleId)")
         }
-        if let signedEnvironment = payload.signedEnvironment, signedEnvironment != environment {
-            throw reject("jws_wrong_environment", "signed in the \(signedEnvironment) environment; this server accepts \(environment)")
+        if payload.signedEnvironment != environment {
+            throw reject("jws_wrong_environment", "signed in the \(payload.signedEnvironment ?? "(no)") environment; this server accepts \(environment)")
         }
         return payload
     }

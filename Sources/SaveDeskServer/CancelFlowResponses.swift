@@ -17,22 +17,25 @@ extension SubscriptionService {
             _ = try await customer(db, id: response.userId)
             let id = "cr_" + UUID().uuidString.lowercased()
             let actor = RequestScope.current?.actor ?? "app"
+            let livemode = RequestScope.current?.livemode ?? false
             try await db.insert(into: "cancel_flow_responses")
                 .columns(
                     "id", "customer_id", "product_id", "outcome", "offer_shown", "offer_accepted", "pause_shown",
-                    "pause_accepted", "pause_duration_days", "last_step_seen", "answers", "variant_id", "actor", "created_at"
+                    "pause_accepted", "pause_duration_days", "last_step_seen", "answers", "variant_id", "actor", "created_at",
+                    "livemode"
                 )
                 .values(
                     SQLBindings.of(id, response.userId, response.productId,
                                    response.outcome.rawValue, response.offerShown, response.offerAccepted,
                                    response.pauseShown, response.pauseAccepted, response.pauseDurationDays,
-                                   response.lastStepSeen, answers, response.variantId, actor, now)
+                                   response.lastStepSeen, answers, response.variantId, actor, now, livemode)
                 )
                 .run()
             for answer in response.answers {
                 try await db.insert(into: "cancel_flow_answers")
-                    .columns("response_id", "question_id", "option_id", "free_text", "has_text", "actor", "created_at")
-                    .values(SQLBindings.of(id, answer.questionId, answer.selectedOptionId, answer.freeText, answer.freeText != nil, actor, now))
+                    .columns("response_id", "question_id", "option_id", "free_text", "has_text", "actor", "created_at", "livemode")
+                    .values(SQLBindings.of(id, answer.questionId, answer.selectedOptionId, answer.freeText, answer.freeText != nil,
+                                           actor, now, livemode))
                     .run()
             }
             return Change(output: Schemas.StatusResponse(status: "recorded"), before: nil, after: nil)
@@ -59,7 +62,7 @@ extension SubscriptionService {
 
     /// The customer's entitlements (web and App Store), after settling due billing.
     func entitlements(userId: String) async throws -> [Entitlement] {
-        let now = clock.now()
+        let now = self.now()
         return try await store.transaction { db in
             _ = try await customer(db, id: userId)
             try await settle(db, customerId: userId, now: now.unixSeconds)

@@ -23,6 +23,7 @@ struct CheckoutRecord: Codable, Hashable, Sendable {
     var subscriptionId: String?
     var createdAt: Int64
     var purchasedAt: Int64?
+    var livemode: Bool = false
 }
 
 /// Web checkout (billing.md). With an App Store expiry it bridges the paid App Store period with
@@ -74,7 +75,7 @@ final class CheckoutService: Sendable {
                 productId: product.id, status: "pending", amount: original, originalAmount: original, pendingAmount: 0,
                 currency: price.currencyCode, discountPercent: discount, trialType: nil, trialEnd: nil,
                 storekitOriginalTransactionId: request.storekitOriginalTransactionId, storekitStatus: nil, subscriptionId: nil,
-                createdAt: now, purchasedAt: nil
+                createdAt: now, purchasedAt: nil, livemode: RequestScope.current?.livemode ?? false
             )
             if let end = request.storekitSubscriptionEnd?.unixSeconds {
                 guard end > now else {
@@ -98,9 +99,11 @@ final class CheckoutService: Sendable {
         }
     }
 
-    private func load(_ db: any SQLDatabase, _ id: String) async throws -> CheckoutRecord {
+    /// A checkout of the request's mode (a test key never sees a live checkout, and the other way round).
+    private func load(_ db: any SQLDatabase, _ id: String, anyMode: Bool = false) async throws -> CheckoutRecord {
         guard let record = try await db.select().column("*").from("checkout_transactions").where("id", .equal, id)
-            .first(decoding: CheckoutRecord.self, with: SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase))
+            .first(decoding: CheckoutRecord.self, with: SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase)),
+            anyMode || record.livemode == (RequestScope.current?.livemode ?? record.livemode)
         else { throw SaveDeskError.notFound("no transaction \(id)", code: "unknown_transaction") }
         return record
     }
@@ -145,9 +148,6 @@ final class CheckoutService: Sendable {
     /// Completes a pending checkout as the payment webhook would: paid creates the web
     /// subscription (trialing until the App Store period ends, with the switch-and-save discount).
     func complete(_ request: Schemas.SimulateCheckoutRequest, idempotencyKey: String?) async throws -> Schemas.CheckoutTransaction {
-        guard RequestScope.current?.isSandbox == true else {
-            throw SaveDeskError.forbidden("simulators need a test-mode key (sk_test_…)", code: "test_mode_only")
-        }
         let customer = try await subscriptions.store.exclusive { db in try await load(db, request.transactionId).customerId }
         return try await subscriptions.mutate(
             operation: "simulateCheckout", request: request, idempotencyKey: idempotencyKey, customerId: customer,
@@ -176,7 +176,7 @@ final class CheckoutService: Sendable {
                 trialEndsAt: record.trialType == "migration" ? record.trialEnd : nil, cancelledAt: nil, accessUntil: nil,
                 cancelReason: nil, pausedAt: nil, pauseResumesAt: nil, gracePeriodEndsAt: nil, pastDueSince: nil,
                 expirationIntent: nil, originalTransactionId: nil, priceMicros: product.webPrice?.amountMicros ?? 0,
-                currency: record.currency, updatedAt: now
+                currency: record.currency, updatedAt: now, livemode: record.livemode
             )
             try await db.insert(subscription, into: "subscriptions")
             if record.discountPercent > 0 {
@@ -205,7 +205,7 @@ final class CheckoutService: Sendable {
 
     /// The page behind `checkout_url`: what the customer is buying and when they pay.
     func page(id: String) async throws -> PortalService.Page {
-        let found = try? await subscriptions.store.exclusive { db in try await load(db, id) }
+        let found = try? await subscriptions.store.exclusive { db in try await load(db, id, anyMode: true) }
         guard let record = found, let product = config.product(id: record.productId) else {
             return .init(status: 404, html: PortalHTML.message(title: "Checkout not found", body: "This checkout link is not valid."))
         }

@@ -24,7 +24,7 @@ public enum ConfigReader {
         }
         let issues = IssueCollector()
         let root = TOMLNode(table: table, path: "", issues: issues)
-        root.allowOnly(["products", "cancel_flow", "switch_and_save", "api_keys", "billing", "win_back", "app_store"])
+        root.allowOnly(["products", "cancel_flow", "switch_and_save", "api_keys", "billing", "win_back", "app_store", "server"])
         let products = readProducts(root)
         let cancelFlow = readCancelFlow(root.table("cancel_flow", required: true), issues: issues)
         let campaign = root.table("switch_and_save").flatMap { readCampaign($0, products: products) }
@@ -32,13 +32,19 @@ public enum ConfigReader {
         let billing = readBilling(root.table("billing"))
         let winBack = root.table("win_back").flatMap(readWinBack)
         let appStore = root.table("app_store").flatMap(readAppStore)
-        guard issues.issues.isEmpty, let cancelFlow else {
+        let server = readServer(root.table("server"))
+        var config: ServerConfig?
+        if let cancelFlow {
+            config = ServerConfig(
+                products: products, cancelFlow: cancelFlow, campaign: campaign, apiKeys: keys, billing: billing, winBack: winBack,
+                appStore: appStore, server: server
+            )
+            for issue in config?.deploymentIssues(testClock: false) ?? [] { issues.add(issue.path, issue.message) }
+        }
+        guard issues.issues.isEmpty, let config else {
             throw InvalidConfig(file: file, issues: issues.issues)
         }
-        return ServerConfig(
-            products: products, cancelFlow: cancelFlow, campaign: campaign, apiKeys: keys, billing: billing, winBack: winBack,
-            appStore: appStore
-        )
+        return config
     }
 
     // MARK: Products
@@ -333,6 +339,29 @@ public enum ConfigReader {
         }
         guard let bundle = node.string("bundle_id") else { return nil }
         return .init(bundleId: bundle, environment: environment, localCA: localCA, trustedRoots: roots)
+    }
+
+    static func readServer(_ node: TOMLNode?) -> ServerConfig.ServerSettings {
+        guard let node else { return ServerConfig.ServerSettings() }
+        node.allowOnly(["public_base_url", "read_timeout_seconds", "return_url_schemes"])
+        let base = node.string("public_base_url", required: false)
+        if let base {
+            let url = URL(string: base)
+            if url?.scheme != "https" && url?.scheme != "http" || url?.host == nil || base.hasSuffix("/") {
+                node.issues.add(node.child("public_base_url"), "must be an absolute http(s) URL without a trailing slash, got \"\(base)\"")
+            }
+        }
+        let schemes = node.strings("return_url_schemes").map { $0.lowercased() }
+        for (index, scheme) in schemes.enumerated() {
+            let valid = scheme.first?.isLetter == true && scheme.allSatisfy { $0.isLetter || $0.isNumber || "+-.".contains($0) }
+            if !valid || ["http", "javascript", "data", "file", "vbscript"].contains(scheme) {
+                node.issues.add("\(node.child("return_url_schemes"))[\(index)]", "not an app scheme: \"\(scheme)\"")
+            }
+        }
+        return ServerConfig.ServerSettings(
+            publicBaseURL: base, readTimeoutSeconds: node.int("read_timeout_seconds", required: false, in: 1...300) ?? 10,
+            returnURLSchemes: schemes
+        )
     }
 
     static func readBilling(_ node: TOMLNode?) -> ServerConfig.BillingSettings {

@@ -31,7 +31,10 @@ struct LocalStoreKitCA: Sendable {
             try ca.root.serializeAsPEM().pemString, try ca.intermediate.serializeAsPEM().pemString,
             try ca.leaf.serializeAsPEM().pemString, ca.leafKey.pemRepresentation,
         ]
-        for (path, text) in zip(paths, texts) { try text.write(to: path, atomically: true, encoding: .utf8) }
+        for (path, text) in zip(paths, texts) {
+            // The signing key is private to the server's user.
+            try PrivateFile.write(Data(text.utf8), to: path, mode: path.lastPathComponent.hasSuffix("key.pem") ? 0o600 : 0o644)
+        }
         return ca
     }
 
@@ -45,18 +48,26 @@ struct LocalStoreKitCA: Sendable {
         let from = Date(timeIntervalSince1970: 946_684_800)  // 2000-01-01
         let until = Date(timeIntervalSince1970: 4_102_444_800)  // 2100-01-01
         let marker = { (oid: ASN1ObjectIdentifier) in Certificate.Extension(oid: oid, critical: false, value: [0x05, 0x00]) }
+        // Subject and authority key identifiers on every certificate, as strict X.509 checkers
+        // (OpenSSL's X509_STRICT, used by Apple's App Store Server Library) require.
+        let rootId = SubjectKeyIdentifier(hash: .init(rootKey.publicKey))
+        let intermediateId = SubjectKeyIdentifier(hash: .init(intermediateKey.publicKey))
+        let leafId = SubjectKeyIdentifier(hash: .init(leafKey.publicKey))
         let root = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey), notValidBefore: from, notValidAfter: until,
             issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+                rootId
             },
             issuerPrivateKey: .init(rootKey)
         )
         var intermediateExtensions = try Certificate.Extensions {
             Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
             Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+            intermediateId
+            AuthorityKeyIdentifier(keyIdentifier: rootId.keyIdentifier)
         }
         if markers { try intermediateExtensions.append(marker(AppStoreVerifier.intermediateMarker)) }
         let intermediate = try Certificate(
@@ -67,6 +78,8 @@ struct LocalStoreKitCA: Sendable {
         var leafExtensions = try Certificate.Extensions {
             Critical(BasicConstraints.notCertificateAuthority)
             Critical(KeyUsage(digitalSignature: true))
+            leafId
+            AuthorityKeyIdentifier(keyIdentifier: intermediateId.keyIdentifier)
         }
         if markers { try leafExtensions.append(marker(AppStoreVerifier.leafMarker)) }
         let leaf = try Certificate(

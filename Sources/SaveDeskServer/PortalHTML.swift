@@ -50,4 +50,12 @@ enum PortalHTML {
         if let returnURL { body += "<p><a href=\"\(escape(returnURL))\">Back to the app</a></p>" }
         return document(title: "Billing", body: body)
     }
+
+    /// After a change: what was done. The link is used up; there are no more buttons.
+    static func done(customerName: String, notice: String, returnURL: String?) -> String {
+        var body = "<h1>Billing for \(escape(customerName))</h1><p class=\"notice\">\(escape(notice))</p>"
+        body += "<p>This link has now been used. Ask support for a new one to make another change.</p>"
+        if let returnURL { body += "<p><a href=\"\(escape(returnURL))\">Back to the app</a></p>" }
+        return document(title: "Billing", body: body)
+    }
 }

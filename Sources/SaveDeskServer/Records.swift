@@ -9,6 +9,8 @@ struct CustomerRecord: Codable, Hashable, Sendable {
     var country: String?
     var createdAt: Int64
     var cardFailing: Bool
+    /// Live data (true) or test data; a key sees only data of its own mode.
+    var livemode: Bool = false
 }
 
 struct SubscriptionRecord: Codable, Hashable, Sendable {
@@ -39,6 +41,13 @@ struct SubscriptionRecord: Codable, Hashable, Sendable {
     var priceMicros: Int64
     var currency: String
     var updatedAt: Int64
+    var livemode: Bool = false
+    /// App Store only: the signedDate (ms) of the newest signed transaction or notification applied.
+    /// Older signed data never changes the subscription again.
+    var appstoreSignedAt: Int64? = nil
+    /// App Store only: the signedDate (ms) of the newest signed renewal info applied; once there is
+    /// one, a device's word on auto-renewal is ignored.
+    var appstoreRenewalSignedAt: Int64? = nil
 
     var entitlementStatus: Entitlement.Status { Entitlement.Status(wireValue: status) }
 }

@@ -7,24 +7,34 @@ struct RequestScope: Sendable {
     /// Whose idempotency keys these are: a digest of the API key, never the key itself.
     var principal: String
     var requestId: String
+    /// Live data (`*_live_*` keys, Production App Store data) or test data. A request only ever
+    /// sees and changes data of its own mode.
+    var livemode: Bool
+    /// The digest of what the request asks (operation, path parameters, canonical body), which an
+    /// Idempotency-Key is bound to.
+    var fingerprint: String?
+
     /// True for test-mode keys (`*_test_*`).
-    var isSandbox: Bool
+    var isSandbox: Bool { !livemode }
 
     @TaskLocal static var current: RequestScope?
 
-    init(key: APIKey, requestId: String) {
+    init(key: APIKey, requestId: String, fingerprint: String? = nil) {
         actor = key.actor
         principal = Fingerprint.of(text: key.key)
         self.requestId = requestId
-        isSandbox = key.mode == .test
+        livemode = key.mode == .live
+        self.fingerprint = fingerprint
     }
 
-    init(actor: String, principal: String, requestId: String, isSandbox: Bool = false) {
+    init(actor: String, principal: String, requestId: String, livemode: Bool) {
         self.actor = actor
         self.principal = principal
         self.requestId = requestId
-        self.isSandbox = isSandbox
+        self.livemode = livemode
     }
+
+    static func newRequestId() -> String { "req_" + UUID().uuidString.lowercased().prefix(18) }
 }
 
 /// SHA-256 hex digests for fingerprints and principals.

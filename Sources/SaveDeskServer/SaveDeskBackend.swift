@@ -4,10 +4,27 @@ import Logging
 import NIOCore
 import OpenAPIHummingbird
 import SaveDeskAPI
+import ServiceLifecycle
 
 /// The SaveDesk backend: the IAP and Desk APIs (generated from openapi.yaml) and the customer
 /// portal, on Hummingbird, over one SQLite store.
 public enum SaveDeskBackend {
+    /// How a server runs, beyond its config.
+    public struct Options: Sendable {
+        /// Let test-mode operator keys move test-mode time (`--test-clock`). Refused next to live keys.
+        public var testClock: Bool
+        /// How often expired data is purged.
+        public var purgeInterval: Duration
+        /// Overrides the config's read timeout (tests use short ones).
+        public var readTimeout: Duration?
+
+        public init(testClock: Bool = false, purgeInterval: Duration = .seconds(600), readTimeout: Duration? = nil) {
+            self.testClock = testClock
+            self.purgeInterval = purgeInterval
+            self.readTimeout = readTimeout
+        }
+    }
+
     /// A server running in the background (tests, `savedesk demo`).
     public struct Running: Sendable {
         public let port: Int
@@ -26,15 +43,15 @@ public enum SaveDeskBackend {
     /// Runs until SIGINT or SIGTERM, then shuts down gracefully (`savedesk serve`).
     public static func run(
         config: ServerConfig, databasePath: String, host: String, port: Int, clock: any ServerClock = SystemClock(),
-        logger: Logger
+        options: Options = Options(), logger: Logger
     ) async throws {
         let store = try await Store.open(path: databasePath, logger: logger)
-        try await WinBackService.syncPool(store, codes: config.winBack?.offerCodes ?? [])
-        let (app, portal) = try makeApplication(config: config, store: store, clock: clock, host: host, port: port, logger: logger) { port in
-            logger.info("SaveDesk is listening", metadata: ["address": "http://\(host):\(port)"])
-        }
-        _ = portal
         do {
+            let app = try await makeApplication(
+                config: config, store: store, clock: clock, options: options, host: host, port: port, logger: logger
+            ) { port in
+                logger.info("SaveDesk is listening", metadata: ["address": "http://\(host):\(port)"])
+            }
             try await app.runService()
         } catch {
             await store.close()
@@ -44,17 +61,26 @@ public enum SaveDeskBackend {
         logger.info("SaveDesk stopped")
     }
 
-    /// Starts in the background on `host:port` (0 = an ephemeral port) and returns once bound.
+    /// Starts in the background on `host:port` (0 = an ephemeral port) and returns once bound. The
+    /// test clock is on unless `options` say otherwise (demos and tests).
     public static func start(
         config: ServerConfig, databasePath: String, host: String = "127.0.0.1", port: Int = 0,
-        clock: any ServerClock = SystemClock(), logger: Logger = Logger(label: "savedesk.server")
+        clock: any ServerClock = SystemClock(), options: Options = Options(testClock: true),
+        logger: Logger = Logger(label: "savedesk.server")
     ) async throws -> Running {
         let store = try await Store.open(path: databasePath, logger: logger)
-        try await WinBackService.syncPool(store, codes: config.winBack?.offerCodes ?? [])
         let (bound, continuation) = AsyncStream<Int>.makeStream()
-        let (app, _) = try makeApplication(config: config, store: store, clock: clock, host: host, port: port, logger: logger) { port in
-            continuation.yield(port)
-            continuation.finish()
+        let app: any ApplicationProtocol
+        do {
+            app = try await makeApplication(
+                config: config, store: store, clock: clock, options: options, host: host, port: port, logger: logger
+            ) { port in
+                continuation.yield(port)
+                continuation.finish()
+            }
+        } catch {
+            await store.close()
+            throw error
         }
         let task = Task {
             do {
@@ -73,10 +99,17 @@ public enum SaveDeskBackend {
     }
 
     static func makeApplication(
-        config: ServerConfig, store: Store, clock: any ServerClock, host: String, port: Int, logger: Logger,
+        config: ServerConfig, store: Store, clock: any ServerClock, options: Options, host: String, port: Int, logger: Logger,
         onRunning: @escaping @Sendable (Int) async -> Void
-    ) throws -> (some ApplicationProtocol, PortalService) {
-        let subscriptions = SubscriptionService(store: store, config: config, clock: clock)
+    ) async throws -> some ApplicationProtocol {
+        let problems = config.deploymentIssues(testClock: options.testClock)
+        guard problems.isEmpty else { throw InvalidConfig(file: "config", issues: problems) }
+        let spec = try APISpec.shipped.get()
+        try await WinBackService.syncPool(store, codes: config.winBack?.offerCodes ?? [])
+        let subscriptions = SubscriptionService(
+            store: store, config: config, clock: clock, testClock: TestClock(isAdjustable: options.testClock)
+        )
+        try await subscriptions.loadTestClock()
         let portal = PortalService(subscriptions: subscriptions)
         let dataDirectory = URL(fileURLWithPath: store.path).deletingLastPathComponent()
         let appStore = try AppStoreService(subscriptions: subscriptions, dataDirectory: dataDirectory)
@@ -88,7 +121,9 @@ public enum SaveDeskBackend {
         router.add(middleware: EnvelopeMiddleware())
         try handlers.registerHandlers(
             on: router, serverURL: URL(string: "/")!,
-            middlewares: [APIMiddleware(keys: KeyRing(config.apiKeys), logger: logger)]
+            middlewares: [APIMiddleware(keys: KeyRing(config.apiKeys), spec: spec, logger: logger) { key, operation, principal in
+                try await subscriptions.storedFingerprint(key: key, operation: operation, principal: principal)
+            }]
         )
         let checkout = handlers.checkout
         router.get("/checkout/:id") { _, context -> Response in
@@ -103,23 +138,31 @@ public enum SaveDeskBackend {
                 productId: request.uri.queryParameters.get("product_id") ?? ""
             ))
         }
-        let app = Application(
+        let readTimeout = options.readTimeout ?? .seconds(config.server.readTimeoutSeconds)
+        let guardLimits = HTTPGuardHandler.Limits(
+            headTimeout: TimeAmount(readTimeout), bodyTimeout: TimeAmount(readTimeout * 3), idleTimeout: .seconds(30)
+        )
+        return Application(
             router: router,
+            server: .http1(configuration: .init(
+                additionalChannelHandlers: [HTTPGuardHandler(limits: guardLimits)],
+                httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)
+            )),
             configuration: .init(address: .hostname(host, port: port), serverName: "SaveDesk"),
+            services: [PurgeService(subscriptions: subscriptions, interval: options.purgeInterval, logger: logger)],
             onServerRunning: { channel in
                 let boundPort = channel.localAddress?.port ?? port
-                portal.baseURL.withLock { $0 = "http://\(host):\(boundPort)" }
+                portal.bound(host: host, port: boundPort)
                 await onRunning(boundPort)
             },
             logger: logger
         )
-        return (app, portal)
     }
 
     static func html(_ page: PortalService.Page) -> Response {
         Response(
             status: .init(code: page.status),
-            headers: [.contentType: "text/html; charset=utf-8"],
+            headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
             body: .init(byteBuffer: ByteBuffer(string: page.html))
         )
     }
@@ -133,10 +176,10 @@ struct EnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as HTTPResponseError {
             let status = error.status
-            let message = status == .notFound ? "no such endpoint: \(request.method) \(request.uri.path)" : "\(status.reasonPhrase)"
+            let message = status == .notFound ? "no such endpoint: \(request.method) \(RequestValidator.quote(request.uri.path))" : "\(status.reasonPhrase)"
             let code = status == .notFound ? "no_such_endpoint" : status == .methodNotAllowed ? "method_not_allowed" : "bad_request"
-            let body = #"{"error":"\#(message.replacingOccurrences(of: "\"", with: "'"))","code":"\#(code)"}"#
-            return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            let body = #"{"error":"\#(message.replacingOccurrences(of: "\\", with: "/").replacingOccurrences(of: "\"", with: "'"))","code":"\#(code)"}"#
+            return Response(status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
                             body: .init(byteBuffer: ByteBuffer(string: body)))
         }
     }

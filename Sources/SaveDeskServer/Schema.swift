@@ -115,5 +115,34 @@ enum Schema {
                 dismissed_by TEXT NOT NULL, dismissed_at BIGINT NOT NULL, variant_id TEXT)
             """,
         ]),
+        // Test and live data never mix; App Store state moves only on newer signed data; data with a
+        // lifetime (idempotency records, portal sessions, abandoned checkouts) can be purged.
+        (2, [
+            "ALTER TABLE customers ADD COLUMN livemode INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE subscriptions ADD COLUMN livemode INTEGER NOT NULL DEFAULT 0",
+            // Milliseconds: the signedDate of the newest signed transaction or notification applied,
+            // and of the newest signed renewal info.
+            "ALTER TABLE subscriptions ADD COLUMN appstore_signed_at BIGINT",
+            "ALTER TABLE subscriptions ADD COLUMN appstore_renewal_signed_at BIGINT",
+            "ALTER TABLE checkout_transactions ADD COLUMN livemode INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE cancel_flow_responses ADD COLUMN livemode INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE cancel_flow_answers ADD COLUMN livemode INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE offer_impressions ADD COLUMN livemode INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE migration_conversions ADD COLUMN livemode INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE portal_sessions ADD COLUMN used_at BIGINT",
+            "CREATE TABLE test_clock (id INTEGER PRIMARY KEY, offset_seconds BIGINT NOT NULL)",
+            "CREATE INDEX customers_mode_name ON customers (livemode, name, id)",
+            "CREATE INDEX idempotency_records_created ON idempotency_records (created_at)",
+            "CREATE INDEX checkout_transactions_status ON checkout_transactions (status, created_at)",
+            "CREATE INDEX portal_sessions_expires ON portal_sessions (expires_at)",
+            "DROP INDEX cancel_flow_responses_funnel",
+            """
+            CREATE INDEX cancel_flow_responses_funnel ON cancel_flow_responses (
+                livemode, actor, outcome, last_step_seen, pause_duration_days, offer_shown, offer_accepted, pause_shown,
+                pause_accepted, created_at)
+            """,
+            "DROP INDEX cancel_flow_answers_counts",
+            "CREATE INDEX cancel_flow_answers_counts ON cancel_flow_answers (livemode, question_id, option_id, has_text, actor, created_at)",
+        ]),
     ]
 }

@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
 
-/// Where the server reads the time. Production uses the system clock; tests and demos use a
-/// `ManualClock` that the Desk API's test clock can advance.
+/// Where the server reads the time. Production uses the system clock; tests use a `ManualClock`.
+/// Test-mode data runs on this clock plus the test clock's offset (`TestClock`); live data always
+/// runs on this clock alone.
 public protocol ServerClock: Sendable {
     func now() -> Date
 }
@@ -12,24 +13,8 @@ public struct SystemClock: ServerClock {
     public func now() -> Date { Date() }
 }
 
-/// A clock the test clock endpoint may move forward (test and demo servers only).
-public protocol AdjustableClock: ServerClock {
-    func advance(by interval: TimeInterval)
-}
-
-/// The system time plus an offset that only grows: a demo server's clock.
-public final class OffsetClock: AdjustableClock {
-    private let offset = Mutex<TimeInterval>(0)
-
-    public init() {}
-
-    public func now() -> Date { Date().addingTimeInterval(offset.withLock { $0 }) }
-
-    public func advance(by interval: TimeInterval) { offset.withLock { $0 += interval } }
-}
-
 /// A clock that only moves when told to.
-public final class ManualClock: AdjustableClock {
+public final class ManualClock: ServerClock {
     private let current: Mutex<Date>
 
     public init(_ start: Date) { current = Mutex(start) }
@@ -41,4 +26,21 @@ public final class ManualClock: AdjustableClock {
     }
 
     public func set(_ date: Date) { current.withLock { $0 = date } }
+}
+
+/// The test clock: how far test-mode time is ahead of the server's clock. Kept in the database
+/// (`test_clock`), moved only by `POST /v1/desk/clock/advance` on a server started with
+/// `--test-clock`, and never applied to live data.
+final class TestClock: Sendable {
+    /// Whether test-mode operator keys may move it.
+    let isAdjustable: Bool
+    private let offset = Mutex<Int64>(0)
+
+    init(isAdjustable: Bool) { self.isAdjustable = isAdjustable }
+
+    /// Seconds test-mode time is ahead.
+    var offsetSeconds: Int64 { offset.withLock { $0 } }
+
+    /// Sets the offset read from the database (at start, and after a committed advance).
+    func set(offsetSeconds: Int64) { offset.withLock { $0 = offsetSeconds } }
 }

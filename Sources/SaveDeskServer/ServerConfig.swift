@@ -66,6 +66,23 @@ public struct ServerConfig: Sendable {
         public var trustedRoots: [String]
     }
 
+    /// How the server presents itself and what it accepts from the network.
+    public struct ServerSettings: Hashable, Sendable {
+        /// The public address portal and checkout links start with (https://billing.example.com);
+        /// nil: the address the server is bound to.
+        public var publicBaseURL: String?
+        /// Seconds a request may take to arrive whole (its head; its body gets three times as long).
+        public var readTimeoutSeconds: Int
+        /// App schemes a portal `return_url` may use besides https (e.g. "savedeskreader").
+        public var returnURLSchemes: [String]
+
+        public init(publicBaseURL: String? = nil, readTimeoutSeconds: Int = 10, returnURLSchemes: [String] = []) {
+            self.publicBaseURL = publicBaseURL
+            self.readTimeoutSeconds = readTimeoutSeconds
+            self.returnURLSchemes = returnURLSchemes
+        }
+    }
+
     public var products: [ProductConfig]
     public var cancelFlow: CancelFlowSettings
     public var campaign: MigrationCampaign?
@@ -73,6 +90,24 @@ public struct ServerConfig: Sendable {
     public var billing: BillingSettings
     public var winBack: WinBackSettings?
     public var appStore: AppStoreSettings?
+    public var server = ServerSettings()
+
+    /// Whether any key acts on live data.
+    public var hasLiveKeys: Bool { apiKeys.contains { $0.mode == .live } }
+
+    /// Problems with running this config as asked: a local StoreKit CA or a movable test clock
+    /// next to live keys would let test tooling near live data.
+    public func deploymentIssues(testClock: Bool) -> [ConfigIssue] {
+        guard hasLiveKeys else { return [] }
+        var issues: [ConfigIssue] = []
+        if appStore?.localCA == true {
+            issues.append(ConfigIssue(path: "app_store.local_ca", message: "a local StoreKit CA is for test servers; this config has live keys"))
+        }
+        if testClock {
+            issues.append(ConfigIssue(path: "--test-clock", message: "the test clock is for test servers; this config has live keys"))
+        }
+        return issues
+    }
 
     /// The catalog product an App Store product id names (its storekit_product_id, or its own id).
     public func product(appStoreProductId id: String) -> ProductConfig? {

@@ -8,11 +8,13 @@ extension SubscriptionService {
     typealias Schemas = Components.Schemas
 
     /// One change to the subscription a (customer, product) request targets: load it, let the
-    /// ledger change it, save it, and audit it with its before and after, in one transaction.
+    /// ledger change it, save it, and audit it with its before and after, in one transaction. The
+    /// body sets `wroteMore` when it wrote something besides the subscription (a discount, a
+    /// charge); a request that changes nothing is answered without an audit row.
     func changeSubscription<Request: Encodable & Sendable, Output: Codable & Sendable>(
         operation: String, request: Request, idempotencyKey: String?, userId: String, product: ServerConfig.ProductConfig,
         action: String, verb: String,
-        _ body: (inout SubscriptionRecord, any SQLDatabase, Int64) async throws -> Output
+        _ body: (_ subscription: inout SubscriptionRecord, _ db: any SQLDatabase, _ now: Int64, _ wroteMore: inout Bool) async throws -> Output
     ) async throws -> Output {
         try await mutate(
             operation: operation, request: request, idempotencyKey: idempotencyKey, customerId: userId, action: action
@@ -20,12 +22,13 @@ extension SubscriptionService {
             let customer = try await customer(db, id: userId)
             var subscription = try await target(db, customer: customer, product: product, action: verb)
             let before = subscription
-            let output = try await body(&subscription, db, now)
+            var wroteMore = false
+            let output = try await body(&subscription, db, now, &wroteMore)
             if subscription != before {
                 subscription.updatedAt = now
                 try await db.update(subscription)
             }
-            return Change(output: output, before: before, after: subscription)
+            return Change(output: output, before: before, after: subscription, changed: wroteMore || subscription != before)
         }
     }
 
@@ -37,12 +40,15 @@ extension SubscriptionService {
         return try await changeSubscription(
             operation: "acceptSaveOffer", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
             product: product, action: "subscription.accept_offer", verb: "discount"
-        ) { subscription, db, now in
+        ) { subscription, db, now, wroteMore in
             let existing = try await db.discounts(subscriptionId: subscription.id)
             let (discount, result) = try ledger.acceptOffer(
                 &subscription, terms: terms, existing: existing, productName: product.displayName, now: now
             )
-            if let discount { try await db.insert(discount, into: "discounts") }
+            if let discount {
+                try await db.insert(discount, into: "discounts")
+                wroteMore = true
+            }
             return Schemas.SaveOfferResult(
                 message: result.message, discountPercent: result.discountPercent, durationMonths: result.durationMonths
             )
@@ -52,7 +58,7 @@ extension SubscriptionService {
     func pauseSubscription(_ request: Schemas.PauseRequest, idempotencyKey: String?) async throws -> Schemas.PauseResponse {
         let product = try product(request.productId)
         let settings = config.cancelFlow
-        let now = clock.now()
+        let now = self.now()
         let days: Int
         if let requested = request.pauseDurationDays {
             guard (1...settings.maxPauseDays).contains(requested) else {
@@ -76,7 +82,7 @@ extension SubscriptionService {
         return try await changeSubscription(
             operation: "pauseSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
             product: product, action: "subscription.pause", verb: "pause"
-        ) { subscription, _, now in
+        ) { subscription, _, now, _ in
             let resumes = try ledger.pause(&subscription, days: days, productName: product.displayName, now: now)
             return Schemas.PauseResponse(resumesAt: Date(unixSeconds: resumes))
         }
@@ -87,7 +93,7 @@ extension SubscriptionService {
         return try await changeSubscription(
             operation: "resumeSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
             product: product, action: "subscription.resume", verb: "resume"
-        ) { subscription, _, now in
+        ) { subscription, _, now, _ in
             try ledger.resume(&subscription, productName: product.displayName, now: now)
             return Schemas.ResumeResponse(status: subscription.status, resumedAt: Date(unixSeconds: now))
         }
@@ -101,7 +107,7 @@ extension SubscriptionService {
         return try await changeSubscription(
             operation: "cancelSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
             product: product, action: immediate ? "subscription.cancel_now" : "subscription.cancel_at_period_end", verb: "cancel"
-        ) { subscription, db, now in
+        ) { subscription, db, now, _ in
             let latestReason = try await latestCancelReason(db, customerId: request.userId, productId: product.id)
             let (cancelledAt, accessUntil) = try ledger.cancel(
                 &subscription, immediate: immediate, reason: reason ?? latestReason, productName: product.displayName, now: now
@@ -119,7 +125,7 @@ extension SubscriptionService {
         return try await changeSubscription(
             operation: "reactivateSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
             product: product, action: "subscription.reactivate", verb: "reactivate"
-        ) { subscription, _, _ in
+        ) { subscription, _, _, _ in
             try ledger.reactivate(&subscription, productName: product.displayName)
             return Schemas.ReactivateResponse(
                 status: subscription.status, renewsAt: subscription.currentPeriodEnd.map(Date.init(unixSeconds:))

@@ -8,21 +8,57 @@ import SQLKit
 final class SubscriptionService: Sendable {
     let store: Store
     let config: ServerConfig
+    /// The server's clock: live data's time, and test data's before the test clock's offset.
     let clock: any ServerClock
+    let testClock: TestClock
     let ledger: BillingLedger
 
-    init(store: Store, config: ServerConfig, clock: any ServerClock) {
+    /// How long an Idempotency-Key answers as its first request did.
+    static let idempotencyLifetime: Int64 = 86_400
+
+    init(store: Store, config: ServerConfig, clock: any ServerClock, testClock: TestClock = TestClock(isAdjustable: false)) {
         self.store = store
         self.config = config
         self.clock = clock
+        self.testClock = testClock
         self.ledger = BillingLedger(config: config)
     }
 
+    /// The time of the data the current request sees: live time, or test time (the server's clock
+    /// plus the test clock's offset). Outside a request: live time.
+    func now() -> Date { now(livemode: RequestScope.current?.livemode ?? true) }
+
+    func now(livemode: Bool) -> Date {
+        livemode ? clock.now() : clock.now().addingTimeInterval(TimeInterval(testClock.offsetSeconds))
+    }
+
+    /// Reads the test clock's offset from the database.
+    func loadTestClock() async throws {
+        let offset = try await store.exclusive { db in
+            try await db.select().column("offset_seconds").from("test_clock").where("id", .equal, 1).first()?
+                .decode(column: "offset_seconds", as: Int64.self)
+        }
+        testClock.set(offsetSeconds: offset ?? 0)
+    }
+
     /// What a change produced: its output, and the subscription before and after for the audit.
+    /// Only a real change is audited: a repeat that changes nothing answers as the first did.
     struct Change<Output: Sendable>: Sendable {
         var output: Output
         var before: SubscriptionRecord?
         var after: SubscriptionRecord?
+        /// Whether anything was written; by default, whether the subscription changed (or, with no
+        /// subscription involved, true).
+        var changed: Bool?
+
+        init(output: Output, before: SubscriptionRecord?, after: SubscriptionRecord?, changed: Bool? = nil) {
+            self.output = output
+            self.before = before
+            self.after = after
+            self.changed = changed
+        }
+
+        var isChange: Bool { changed ?? (before == nil && after == nil ? true : before != after) }
     }
 
     // MARK: The transaction every mutation goes through
@@ -32,42 +68,64 @@ final class SubscriptionService: Sendable {
         _ change: (any SQLDatabase, Int64) async throws -> Change<Output>
     ) async throws -> Output {
         guard let scope = RequestScope.current else { throw SaveDeskError.unauthorized("no API key") }
-        if let key = idempotencyKey, key.isEmpty || key.count > 255 {
-            throw SaveDeskError.badRequest("Idempotency-Key must be 1–255 characters", code: "invalid_idempotency_key")
-        }
-        let fingerprint = try Fingerprint.of(request)
+        let fingerprint = try scope.fingerprint ?? Fingerprint.of(request)
         let parameters = try Self.json(request)
         return try await store.transaction { db in
-            if let key = idempotencyKey {
-                let stored = try await db.select().columns("fingerprint", "body").from("idempotency_records")
-                    .where("idempotency_key", .equal, key).where("route", .equal, operation)
-                    .where("principal", .equal, scope.principal).first()
-                if let stored {
-                    guard try stored.decode(column: "fingerprint", as: String.self) == fingerprint else {
-                        throw SaveDeskError.unprocessable(
-                            "this Idempotency-Key was already used with a different request body", code: "idempotency_key_reused"
-                        )
-                    }
-                    let body = try stored.decode(column: "body", as: String.self)
-                    return try JSONDecoder().decode(Output.self, from: Data(body.utf8))
+            if let key = idempotencyKey,
+                let stored = try await storedResponse(db, key: key, operation: operation, principal: scope.principal)
+            {
+                guard stored.fingerprint == fingerprint else {
+                    throw SaveDeskError.unprocessable(
+                        "this Idempotency-Key was already used with a different request", code: "idempotency_key_reused"
+                    )
                 }
+                return try JSONDecoder().decode(Output.self, from: Data(stored.body.utf8))
             }
-            let now = clock.now().unixSeconds
+            let now = self.now().unixSeconds
             try await settle(db, customerId: customerId, now: now)
             let result = try await change(db, now)
-            try await db.insert(AuditRecord(
-                id: AuditID.next(), at: now, actor: scope.actor, customerId: customerId,
-                action: action, parameters: parameters, beforeState: try result.before.map(Self.json),
-                afterState: try result.after.map(Self.json), requestId: scope.requestId
-            ), into: "audit_events")
+            if result.isChange {
+                try await db.insert(AuditRecord(
+                    id: AuditID.next(), at: now, actor: scope.actor, customerId: customerId,
+                    action: action, parameters: parameters, beforeState: try result.before.map(Self.json),
+                    afterState: try result.after.map(Self.json), requestId: scope.requestId
+                ), into: "audit_events")
+            }
             if let key = idempotencyKey {
                 try await db.insert(into: "idempotency_records")
                     .columns("idempotency_key", "route", "principal", "fingerprint", "body", "created_at")
                     .values(SQLBind(key), SQLBind(operation), SQLBind(scope.principal), SQLBind(fingerprint),
-                            SQLBind(try Self.json(result.output)), SQLBind(now))
+                            SQLBind(try Self.json(result.output)), SQLBind(clock.now().unixSeconds))
                     .run()
             }
             return result.output
+        }
+    }
+
+    /// The stored answer of an Idempotency-Key within its lifetime. An expired one is removed, so
+    /// the key can be used afresh.
+    func storedResponse(
+        _ db: any SQLDatabase, key: String, operation: String, principal: String
+    ) async throws -> (fingerprint: String, body: String)? {
+        guard let row = try await db.select().columns("fingerprint", "body", "created_at").from("idempotency_records")
+            .where("idempotency_key", .equal, key).where("route", .equal, operation).where("principal", .equal, principal).first()
+        else { return nil }
+        guard try row.decode(column: "created_at", as: Int64.self) > clock.now().unixSeconds - Self.idempotencyLifetime else {
+            try await db.delete(from: "idempotency_records").where("idempotency_key", .equal, key)
+                .where("route", .equal, operation).where("principal", .equal, principal).run()
+            return nil
+        }
+        return (try row.decode(column: "fingerprint", as: String.self), try row.decode(column: "body", as: String.self))
+    }
+
+    /// The fingerprint an Idempotency-Key is bound to, if it was used within its lifetime (the API
+    /// middleware refuses a different request before anything else is checked).
+    func storedFingerprint(key: String, operation: String, principal: String) async throws -> String? {
+        let cutoff = clock.now().unixSeconds - Self.idempotencyLifetime
+        return try await store.exclusive { db in
+            try await db.select().column("fingerprint").from("idempotency_records")
+                .where("idempotency_key", .equal, key).where("route", .equal, operation).where("principal", .equal, principal)
+                .where("created_at", .greaterThan, cutoff).first()?.decode(column: "fingerprint", as: String.self)
         }
     }
 
@@ -83,7 +141,9 @@ final class SubscriptionService: Sendable {
 
     func customer(_ db: any SQLDatabase, id: String) async throws -> CustomerRecord {
         guard !id.isEmpty else { throw SaveDeskError.badRequest("user_id must not be empty", code: "missing_user_id") }
-        guard let customer = try await db.customer(id: id) else {
+        // A key sees only customers of its own mode: to a test key a live customer does not exist.
+        guard let customer = try await db.customer(id: id), customer.livemode == (RequestScope.current?.livemode ?? customer.livemode)
+        else {
             throw SaveDeskError.notFound("no customer with id \"\(id)\"", code: "unknown_user")
         }
         return customer
@@ -134,11 +194,5 @@ final class SubscriptionService: Sendable {
             ), into: "audit_events")
         }
         return taken
-    }
-
-    /// Settles a customer's billing outside any request (reads call this first).
-    func settle(customerId: String) async throws {
-        let now = clock.now().unixSeconds
-        try await store.transaction { db in try await settle(db, customerId: customerId, now: now) }
     }
 }

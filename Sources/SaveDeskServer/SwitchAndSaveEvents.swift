@@ -20,11 +20,12 @@ extension SwitchAndSaveService {
                 .where("customer_id", .equal, request.userId).where("session_id", .equal, request.sessionId)
                 .where("variant_id", .equal, variant).first()
             guard seen == nil else {
-                return SubscriptionService.Change(output: Schemas.StatusResponse(status: "duplicate"), before: nil, after: nil)
+                return SubscriptionService.Change(output: Schemas.StatusResponse(status: "duplicate"), before: nil, after: nil, changed: false)
             }
             try await db.insert(into: "offer_impressions")
-                .columns("customer_id", "session_id", "variant_id", "product_id", "flow_type", "created_at")
-                .values(SQLBindings.of(request.userId, request.sessionId, variant, request.productId, request.flowType, now))
+                .columns("customer_id", "session_id", "variant_id", "product_id", "flow_type", "created_at", "livemode")
+                .values(SQLBindings.of(request.userId, request.sessionId, variant, request.productId, request.flowType, now,
+                                       RequestScope.current?.livemode ?? false))
                 .run()
             return SubscriptionService.Change(output: Schemas.StatusResponse(status: "recorded"), before: nil, after: nil)
         }
@@ -44,12 +45,12 @@ extension SwitchAndSaveService {
                 let variant = try await db.select().column("variant_id").from("offer_impressions")
                     .where("customer_id", .equal, request.userId).orderBy("created_at", .descending).limit(1).first()?
                     .decode(column: "variant_id", as: String.self) ?? ""
-                try await db.insert(into: "migration_conversions").columns("customer_id", "variant_id", "source", "created_at")
-                    .values(SQLBindings.of(request.userId, variant, request.source, now)).run()
+                try await db.insert(into: "migration_conversions").columns("customer_id", "variant_id", "source", "created_at", "livemode")
+                    .values(SQLBindings.of(request.userId, variant, request.source, now, RequestScope.current?.livemode ?? false)).run()
             }
             return SubscriptionService.Change(
                 output: Schemas.MigrationConvertedResponse(status: already ? "duplicate" : "recorded", conversions: 1),
-                before: nil, after: nil
+                before: nil, after: nil, changed: !already
             )
         }
     }

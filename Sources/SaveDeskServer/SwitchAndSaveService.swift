@@ -16,7 +16,7 @@ final class SwitchAndSaveService: Sendable {
     static let flowType = "switch_and_save"
 
     func userOffer(userId: String) async throws -> Schemas.UserOfferResponse {
-        let now = subscriptions.clock.now()
+        let now = subscriptions.now()
         let policy = config.billing.lifecyclePolicy
         return try await subscriptions.store.transaction { db in
             let customer = try await subscriptions.customer(db, id: userId)
@@ -102,7 +102,9 @@ final class SwitchAndSaveService: Sendable {
             _ = try await subscriptions.customer(db, id: customerId)
             let existed = try await db.dismissal(customerId: customerId) != nil
             try await db.delete(from: "switch_dismissals").where("customer_id", .equal, customerId).run()
-            return SubscriptionService.Change(output: Schemas.StatusResponse(status: existed ? "reset" : "not_dismissed"), before: nil, after: nil)
+            return SubscriptionService.Change(
+                output: Schemas.StatusResponse(status: existed ? "reset" : "not_dismissed"), before: nil, after: nil, changed: existed
+            )
         }
     }
 }

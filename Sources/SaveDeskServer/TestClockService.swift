@@ -2,9 +2,11 @@ import Foundation
 import SQLKit
 import SaveDeskAPI
 
-/// The test clock: moves an adjustable server clock forward and settles every customer's
-/// billing at the new time (renewals, discount ends, pause auto-resume, trial ends, past due →
-/// expired, cancel-at-period-end expiry), each subscription's steps in time order.
+/// The test clock: moves test-mode time forward and settles every test customer's billing at the
+/// new time (renewals, discount ends, pause auto-resume, trial ends, past due → expired,
+/// cancel-at-period-end expiry) and the simulated App Store's timeline, each subscription's steps
+/// in time order. All of it, the new offset included, is one transaction: a server killed
+/// mid-advance leaves the clock and every subscription as they were. Live data never moves.
 final class TestClockService: Sendable {
     typealias Schemas = Components.Schemas
     let subscriptions: SubscriptionService
@@ -15,39 +17,55 @@ final class TestClockService: Sendable {
         self.appStore = appStore
     }
 
-    static let maxDays = 3650
-
-    func advance(_ request: Schemas.ClockAdvanceRequest) async throws -> Schemas.ClockAdvanceResponse {
-        guard RequestScope.current?.isSandbox == true else {
-            throw SaveDeskError.forbidden("the test clock needs a test-mode key (sk_test_…); live keys cannot move time", code: "test_mode_only")
+    func advance(_ request: Schemas.ClockAdvanceRequest, idempotencyKey: String?) async throws -> Schemas.ClockAdvanceResponse {
+        guard subscriptions.testClock.isAdjustable else {
+            throw SaveDeskError.conflict("this server runs on real time; start it with --test-clock to move test-mode time", code: "clock_not_adjustable")
         }
-        guard let clock = subscriptions.clock as? any AdjustableClock else {
-            throw SaveDeskError.conflict("this server runs on real time; start it with --test-clock to move time", code: "clock_not_adjustable")
-        }
-        let days = request.days ?? 0, hours = request.hours ?? 0
-        guard days >= 0, hours >= 0, days + hours > 0 else {
+        let days = Int64(request.days ?? 0), hours = Int64(request.hours ?? 0)
+        guard days + hours > 0 else {
             throw SaveDeskError.badRequest("give a positive number of days or hours, got days \(days), hours \(hours)", code: "invalid_advance")
         }
-        guard days <= Self.maxDays, hours <= Self.maxDays * 24 else {
-            throw SaveDeskError.badRequest("advance at most \(Self.maxDays) days at a time", code: "invalid_advance")
-        }
-        var web = try await subscriptions.store.transaction { db in
-            clock.advance(by: TimeInterval(days) * 86_400 + TimeInterval(hours) * 3_600)
-            let now = subscriptions.clock.now()
+        let step = days * 86_400 + hours * 3_600
+        guard let scope = RequestScope.current else { throw SaveDeskError.unauthorized("no API key") }
+        let fingerprint = try scope.fingerprint ?? Fingerprint.of(request)
+        let (response, offset) = try await subscriptions.store.transaction { db -> (Schemas.ClockAdvanceResponse, Int64?) in
+            if let key = idempotencyKey,
+                let stored = try await subscriptions.storedResponse(db, key: key, operation: "advanceClock", principal: scope.principal)
+            {
+                guard stored.fingerprint == fingerprint else {
+                    throw SaveDeskError.unprocessable("this Idempotency-Key was already used with a different request", code: "idempotency_key_reused")
+                }
+                return (try JSONDecoder().decode(Schemas.ClockAdvanceResponse.self, from: Data(stored.body.utf8)), nil)
+            }
+            let current = try await db.select().column("offset_seconds").from("test_clock").where("id", .equal, 1).first()?
+                .decode(column: "offset_seconds", as: Int64.self) ?? 0
+            let offset = current + step
+            try await db.delete(from: "test_clock").where("id", .equal, 1).run()
+            try await db.insert(into: "test_clock").columns("id", "offset_seconds").values(SQLBind(1), SQLBind(offset)).run()
+            let now = subscriptions.clock.now().unixSeconds + offset
             var transitions: [Schemas.ClockTransition] = []
-            let customers = try await db.select().column("id").from("customers").orderBy("id").all()
+            let customers = try await db.select().column("id").from("customers").where("livemode", .equal, false).orderBy("id").all()
                 .map { try $0.decode(column: "id", as: String.self) }
             for customer in customers {
-                for (subscription, steps) in try await subscriptions.settle(db, customerId: customer, now: now.unixSeconds) {
+                for (subscription, steps) in try await subscriptions.settle(db, customerId: customer, now: now) {
                     transitions.append(.init(customerId: customer, subscriptionId: subscription, steps: steps))
                 }
             }
-            return Schemas.ClockAdvanceResponse(now: now, transitions: transitions)
+            // The simulated App Store's timeline, through the signed notification path.
+            for (customer, subscription, steps) in try await appStore.advanceSimulatedAppStore(db, now: now) {
+                transitions.append(.init(customerId: customer, subscriptionId: subscription, steps: steps))
+            }
+            let response = Schemas.ClockAdvanceResponse(now: Date(unixSeconds: now), transitions: transitions)
+            if let key = idempotencyKey {
+                try await db.insert(into: "idempotency_records")
+                    .columns("idempotency_key", "route", "principal", "fingerprint", "body", "created_at")
+                    .values(SQLBind(key), SQLBind("advanceClock"), SQLBind(scope.principal), SQLBind(fingerprint),
+                            SQLBind(try SubscriptionService.json(response)), SQLBind(subscriptions.clock.now().unixSeconds))
+                    .run()
+            }
+            return (response, offset)
         }
-        // The simulated App Store's timeline runs after, through the signed webhook path.
-        for (customer, subscription, steps) in try await appStore.advanceSimulatedAppStore(now: web.now.unixSeconds) {
-            web.transitions.append(.init(customerId: customer, subscriptionId: subscription, steps: steps))
-        }
-        return web
+        if let offset { subscriptions.testClock.set(offsetSeconds: offset) }
+        return response
     }
 }

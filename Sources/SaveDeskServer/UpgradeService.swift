@@ -62,7 +62,7 @@ final class UpgradeService: Sendable {
     }
 
     func offer(userId: String, productId: String) async throws -> Schemas.UpgradeOffer {
-        let now = subscriptions.clock.now().unixSeconds
+        let now = subscriptions.now().unixSeconds
         return try await subscriptions.store.transaction { db in
             try await subscriptions.settle(db, customerId: userId, now: now)
             switch try await plan(db, userId: userId, productId: productId, now: now) {
@@ -93,7 +93,7 @@ final class UpgradeService: Sendable {
 
     func execute(_ request: Schemas.UpgradeRequest, idempotencyKey: String?) async throws -> Schemas.UpgradeResult {
         let requested = try subscriptions.product(request.targetProductId)
-        let now = subscriptions.clock.now().unixSeconds
+        let now = subscriptions.now().unixSeconds
         let planned = try await subscriptions.store.exclusive { db in
             try await self.plan(db, userId: request.userId, productId: request.currentProductId, now: now)
         }
@@ -108,8 +108,9 @@ final class UpgradeService: Sendable {
         return try await subscriptions.changeSubscription(
             operation: "executeUpgrade", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
             product: upgrade.current, action: "subscription.upgrade", verb: "upgrade"
-        ) { subscription, db, now in
+        ) { subscription, db, now, wroteMore in
             guard let price = requested.webPrice else { throw SaveDeskError.notFound("no web price", code: "unknown_product") }
+            wroteMore = true
             let end = BillingLedger.add(requested.interval, to: now)
             try await db.insert(ChargeRecord(
                 subscriptionId: subscription.id, amountMicros: price.amountMicros, currency: price.currencyCode,

@@ -33,6 +33,10 @@ struct FlowSwitchCommand: AsyncParsableCommand {
     func run() async throws {
         let (global, user, pay, appleCancelled) = (global, user, pay, appleCancelled)
         try await Console.run(global) { app, output in
+            // The simulators never touch live data: a live key cannot play the customer's part.
+            if pay || appleCancelled, try CLISettings.resolve(global).key.contains("_live_") {
+                throw CLIError(message: "--pay and --apple-cancelled play the customer's part with the simulators; they need a test-mode key (sk_test_…)", code: .auth)
+            }
             _ = try await app.client.customer(id: user)
             let manager = app.makeMigrationManager(userId: user)
             var states: [String] = []

@@ -15,7 +15,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The port to listen on.") var port = 8080
     @Option(help: "A seed file applied when the database has no customers yet.") var seed: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel: Logger.Level = .info
-    @Flag(help: "Let test-mode operator keys move this server's clock forward (demos and QA).") var testClock = false
+    @Flag(help: "Let test-mode operator keys move test-mode time forward (demos and QA; refused next to live keys).") var testClock = false
 
     func run() async throws {
         LoggingSystem.bootstrap { label in
@@ -35,9 +35,13 @@ struct ServeCommand: AsyncParsableCommand {
             let added = try await DemoSeed.apply(file: seed, config: serverConfig, databasePath: db)
             logger.info("seed applied", metadata: ["customers_added": "\(added)"])
         }
+        let problems = serverConfig.deploymentIssues(testClock: testClock)
+        guard problems.isEmpty else {
+            FileHandleOutput.standardError("\(InvalidConfig(file: config, issues: problems))\nThe server did not start.\n")
+            throw ExitCode(2)
+        }
         try await SaveDeskBackend.run(
-            config: serverConfig, databasePath: db, host: host, port: port,
-            clock: testClock ? OffsetClock() : SystemClock(), logger: logger
+            config: serverConfig, databasePath: db, host: host, port: port, options: .init(testClock: testClock), logger: logger
         )
     }
 }

@@ -32,7 +32,7 @@ struct DemoCommand: AsyncParsableCommand {
         let database = serverDirectory.appendingPathComponent("savedesk.sqlite").path
         _ = try await DemoSeed.apply(file: seedPath, config: config, databasePath: database)
         let server = try await SaveDeskBackend.start(
-            config: config, databasePath: database, host: "127.0.0.1", port: 0, clock: OffsetClock(), logger: logger
+            config: config, databasePath: database, host: "127.0.0.1", port: 0, logger: logger
         )
         logger.info("demo server started", metadata: ["address": "\(server.baseURL)", "data": "\(directory.path)"])
         let code = try await TerminalSession.run(

@@ -23,15 +23,21 @@ struct CommandRunner {
 
     static let binary = Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("savedesk")
 
-    static func start() async throws -> CommandRunner {
+    /// The demo server; with `live`, one that also has a live operator key, and so no test tooling
+    /// (no local StoreKit CA, no test clock).
+    static func start(live: Bool = false) async throws -> CommandRunner {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-cli-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var config = try ConfigReader.load(file: try #require(DemoSeed.demoConfigPath))
-        config.apiKeys.append(try #require(APIKey(key: liveKey, operatorName: "Live Ops")))
+        if live {
+            config.apiKeys.append(try #require(APIKey(key: liveKey, operatorName: "Live Ops")))
+            config.appStore?.localCA = false
+        }
         let database = directory.appendingPathComponent("savedesk.sqlite").path
         _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: database, now: now)
         let running = try await SaveDeskBackend.start(
-            config: config, databasePath: database, clock: ManualClock(now), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+            config: config, databasePath: database, clock: ManualClock(now), options: .init(testClock: !live),
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         )
         return CommandRunner(running: running, directory: directory)
     }

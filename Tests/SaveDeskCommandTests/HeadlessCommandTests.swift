@@ -100,8 +100,13 @@ struct HeadlessCommandTests {
         try await expectFailure(cancel + ["--answer", "1=13"], status: 2, "choose exactly one ending")
         try await expectFailure(cancel + ["--answer", "1=13", "--cancel", "--immediate", "--no-input"], status: 2, "Pass --yes")
         // Live key on a test-only command.
-        try await expectFailure(["clock", "advance", "--days", "1", "--key", CommandRunner.liveKey], status: 4, "test-mode key")
-        try await expectFailure(["flow", "switch", "--user", "cus_chloe", "--pay", "--key", CommandRunner.liveKey], status: 4, "test-mode key")
+        // (Live keys live on a server without test tooling.)
+        let live = try await CommandRunner.start(live: true)
+        defer { Task { await live.stop() } }
+        try await expectFailure(["clock", "advance", "--days", "1", "--key", CommandRunner.liveKey, "--server", live.running.baseURL],
+                                status: 4, "test-mode key")
+        try await expectFailure(["flow", "switch", "--user", "cus_chloe", "--pay", "--key", CommandRunner.liveKey, "--server", live.running.baseURL],
+                                status: 4, "test-mode key")
         // Server down.
         try await expectFailure(["customers", "list", "--server", "http://127.0.0.1:9"], status: 1, "could not be reached")
         // Nothing changed for Ava along the way.

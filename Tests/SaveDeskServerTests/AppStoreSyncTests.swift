@@ -14,7 +14,7 @@ struct AppStoreSyncTests {
             transactionId: "tx_\(UUID().uuidString.prefix(8))", originalTransactionId: otid, bundleId: "com.savedesk.reader",
             productId: product, purchaseDate: now, originalPurchaseDate: now - 200 * 86_400_000,
             expiresDate: now + Int64(expiresInDays * 86_400_000), environment: "Sandbox", type: "Auto-Renewable Subscription",
-            revocationDate: nil, signedDate: now
+            revocationDate: nil, signedDate: SignedDates.next()
         )
     }
 
@@ -36,7 +36,7 @@ struct AppStoreSyncTests {
             data: .init(bundleId: "com.savedesk.reader", environment: "Sandbox",
                         signedTransactionInfo: try await ca.sign(transaction(otid)),
                         signedRenewalInfo: try await renewal.asyncMap { try await ca.sign($0) }, status: nil),
-            signedDate: nil
+            signedDate: SignedDates.next()
         )
         let payload = try await ca.sign(notification)
         return try await server.client(key: nil).receiveAppStoreNotification(body: .json(.init(signedPayload: payload))).ok.body.json.status

@@ -25,7 +25,7 @@ struct DeskEndpointTests {
         #expect(first.customers.map(\.name) == first.customers.map(\.name).sorted())
         let all = try await server.desk.searchCustomers(query: .init(perPage: 100)).ok.body.json
         #expect(Set(all.customers.map(\.id)).count == 15)
-        expectFailure(try await server.desk.searchCustomers(query: .init(page: 0)), status: 400, code: "invalid_page")
+        expectFailure(try await server.desk.searchCustomers(query: .init(page: 0)), status: 400, code: "out_of_range")
     }
 
     @Test func detailShowsEveryLifecycleRow() async throws {

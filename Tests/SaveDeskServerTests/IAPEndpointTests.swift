@@ -174,12 +174,13 @@ struct IAPEndpointTests {
     }
 
     @Test(arguments: [
-        (#"{"user_id":"cus_ava","product_id":"premium_monthly","pause_duration_days":-3}"#, 400, "invalid_pause_duration"),
-        (#"{"user_id":"cus_ava","product_id":"premium_monthly","pause_duration_days":100000}"#, 400, "invalid_pause_duration"),
+        (#"{"user_id":"cus_ava","product_id":"premium_monthly","pause_duration_days":-3}"#, 400, "out_of_range"),
+        (#"{"user_id":"cus_ava","product_id":"premium_monthly","pause_duration_days":100000}"#, 400, "out_of_range"),
+        (#"{"user_id":"cus_ava","product_id":"premium_monthly","pause_duration_days":200}"#, 400, "invalid_pause_duration"),
         (#"{"user_id":"cus_ava","product_id":"premium_monthly","pause_duration_days":"ten"}"#, 400, "invalid_request"),
         (#"{"user_id":"cus_ava"}"#, 400, "invalid_request"),
-        (#"{"user_id":"cus_ava","product_id":"#, 400, "invalid_request"),
-        ("", 400, "invalid_request"),
+        (#"{"user_id":"cus_ava","product_id":"#, 400, "invalid_json"),
+        ("", 400, "invalid_json"),
         (#"[1,2,3]"#, 400, "invalid_request"),
     ])
     func malformedRequestsAre400AndChangeNothing(body: String, status: Int, code: String) async throws {

@@ -31,7 +31,12 @@ struct PortalTests {
         let cancelled = try await server.raw(.POST, path + "/cancel?product_id=premium_monthly", key: nil)
         #expect(cancelled.status == 200)
         #expect(cancelled.body.contains("Cancelled. You keep access until Dec 4, 2026."))
-        #expect(cancelled.body.contains("Cancels on Dec 4, 2026"))
+        #expect(cancelled.body.contains("This link has now been used"))
+        #expect(cancelled.headers.first(name: "Cache-Control") == "no-store")
+        // The token ended with the change.
+        let again = try await server.raw(.GET, path, key: nil)
+        #expect(again.status == 410 && again.body.contains("already used"))
+        #expect(try await server.raw(.POST, path + "/resume?product_id=premium_monthly", key: nil).status == 410)
         let event = try await server.desk.getCustomerTimeline(path: .init(customerId: "cus_ava")).ok.body.json.events[0]
         #expect(event.action == "subscription.cancel_at_period_end" && event.actor == "customer (portal)")
         let entitlement = try await server.app.getEntitlements(query: .init(userId: "cus_ava")).ok.body.json.entitlements[0]

@@ -30,8 +30,23 @@ struct TestServer {
     }
 
     /// Starts a server; with `directory`, on that directory's database (a restart).
+    /// The demo config with a live operator and a live app key, and without the demo's local
+    /// StoreKit CA (test tooling never runs next to live keys).
+    static func configWithLiveKeys() throws -> ServerConfig {
+        var config = try demoConfig()
+        config.apiKeys.append(try #require(APIKey(key: liveOperatorKey, operatorName: "Live Ops")))
+        config.apiKeys.append(try #require(APIKey(key: liveAppKey)))
+        config.appStore?.localCA = false
+        config.appStore?.trustedRoots = []
+        return config
+    }
+
+    static let liveOperatorKey = "sk_live_savedesk_ops_000001"
+    static let liveAppKey = "pk_live_savedesk_app_000001"
+
     static func start(
-        directory: URL? = nil, clock: ManualClock? = nil, seed: Bool = true, config: ServerConfig? = nil
+        directory: URL? = nil, clock: ManualClock? = nil, seed: Bool = true, config: ServerConfig? = nil, testClock: Bool = true,
+        readTimeout: Duration? = nil
     ) async throws -> TestServer {
         let directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-test-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -41,7 +56,10 @@ struct TestServer {
         if seed {
             _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: path, now: clock.now())
         }
-        let running = try await SaveDeskBackend.start(config: config, databasePath: path, clock: clock, logger: .init(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let running = try await SaveDeskBackend.start(
+            config: config, databasePath: path, clock: clock, options: .init(testClock: testClock, readTimeout: readTimeout),
+            logger: .init(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        )
         return TestServer(running: running, clock: clock, directory: directory, config: config)
     }
 
@@ -87,6 +105,14 @@ struct TestServer {
 }
 
 import Logging
+import Synchronization
+
+/// Signing dates for App Store data made by tests: each one later than the last, as Apple's are.
+enum SignedDates {
+    private static let last = Mutex<Int64>(Int64(TestServer.start.timeIntervalSince1970 * 1000))
+
+    static func next() -> Int64 { last.withLock { $0 += 1; return $0 } }
+}
 
 /// Sends the API key the way the SDK does.
 struct KeyHeader: ClientMiddleware {

@@ -40,8 +40,8 @@ struct WinBackTests {
     @Test func aLapsedWebSubscriptionRestartsWithTheDiscount() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
-        _ = try await server.desk.advanceClock(body: .json(.init(days: 9))).ok  // Farah's cancellation takes effect on day 8
-        let now = server.clock.now()
+        // Farah's cancellation takes effect on day 8.
+        let now = try await server.desk.advanceClock(body: .json(.init(days: 9))).ok.body.json.now
         let result = try await server.desk.winBackCustomer(path: .init(customerId: "cus_farah"), body: .json(.init(productId: "basic_monthly"))).ok.body.json
         #expect(result.kind == "web_reactivated")
         #expect(result.message == "Basic Monthly restarted at 30% off for 3 months")

@@ -26,7 +26,7 @@ struct Demo {
         let database = serverDirectory.appendingPathComponent("savedesk.sqlite").path
         if seed { _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: database) }
         let running = try await SaveDeskBackend.start(
-            config: config, databasePath: database, clock: OffsetClock(), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+            config: config, databasePath: database, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         )
         return Demo(running: running, serverDirectory: serverDirectory,
                     consoleDirectory: consoleDirectory ?? base.appendingPathComponent("console"))

@@ -1,0 +1,173 @@
+import Foundation
+import SaveDeskAPI
+import Yams
+
+/// What `openapi.yaml` says of each operation, read once at start: who may call it
+/// (`x-savedesk-audience`), how large its body may be (`x-savedesk-body-limit`), its parameters and
+/// the schema of its body with every limit the server enforces. The spec is the single place those
+/// rules are written; `RequestValidator` applies them before any handler runs.
+struct APISpec: Sendable {
+    /// Who may call an operation. Decided from the matched operation, never from the path.
+    enum Audience: String, Sendable, CaseIterable {
+        /// Apps (publishable keys) and operators (secret keys).
+        case app
+        /// Operators only (secret keys).
+        case `operator`
+        /// Operators with a test-mode key: the test clock and the simulators.
+        case testOperator = "test_operator"
+        /// Apple's App Store Server Notifications: no key, the signed payload is the proof.
+        case appleWebhook = "apple_webhook"
+    }
+
+    struct Parameter: Sendable {
+        var name: String
+        /// query, path or header.
+        var location: String
+        var required: Bool
+        var schema: Schema
+    }
+
+    struct Operation: Sendable {
+        var id: String
+        var method: String
+        var path: String
+        var audience: Audience
+        /// The largest request body accepted, in bytes.
+        var bodyLimit: Int
+        var parameters: [Parameter]
+        var body: Schema?
+        var bodyRequired: Bool
+    }
+
+    /// A JSON schema, as far as the server enforces it. Immutable once read.
+    final class Schema: Sendable {
+        let ref: String?
+        /// "object", "array", "string", "integer", "number", "boolean"; nil accepts any type.
+        let type: String?
+        let properties: [String: Schema]
+        let required: [String]
+        let items: Schema?
+        let additionalProperties: Schema?
+        let minimum: Int64?
+        let maximum: Int64?
+        let minLength: Int?
+        let maxLength: Int?
+        let maxItems: Int?
+        let maxProperties: Int?
+        let enumValues: [String]?
+        let format: String?
+
+        init(
+            ref: String? = nil, type: String? = nil, properties: [String: Schema] = [:], required: [String] = [],
+            items: Schema? = nil, additionalProperties: Schema? = nil, minimum: Int64? = nil, maximum: Int64? = nil,
+            minLength: Int? = nil, maxLength: Int? = nil, maxItems: Int? = nil, maxProperties: Int? = nil,
+            enumValues: [String]? = nil, format: String? = nil
+        ) {
+            self.ref = ref
+            self.type = type
+            self.properties = properties
+            self.required = required
+            self.items = items
+            self.additionalProperties = additionalProperties
+            self.minimum = minimum
+            self.maximum = maximum
+            self.minLength = minLength
+            self.maxLength = maxLength
+            self.maxItems = maxItems
+            self.maxProperties = maxProperties
+            self.enumValues = enumValues
+            self.format = format
+        }
+    }
+
+    struct InvalidSpec: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static let defaultBodyLimit = 64 * 1024
+
+    var operations: [String: Operation]
+    var schemas: [String: Schema]
+
+    /// The schema a `$ref` names, or the schema itself.
+    func resolve(_ schema: Schema) -> Schema {
+        var current = schema
+        var hops = 0
+        while let ref = current.ref, let target = schemas[String(ref.split(separator: "/").last ?? "")], hops < 16 {
+            current = target
+            hops += 1
+        }
+        return current
+    }
+
+    /// The spec shipped with SaveDeskAPI, read once.
+    static let shipped: Result<APISpec, InvalidSpec> = {
+        guard let url = SaveDeskAPIResources.specURL, let text = try? String(contentsOf: url, encoding: .utf8) else {
+            return .failure(InvalidSpec(description: "openapi.yaml is missing from this build"))
+        }
+        do { return .success(try load(yaml: text)) } catch let error as InvalidSpec { return .failure(error) } catch {
+            return .failure(InvalidSpec(description: "openapi.yaml cannot be read: \(error)"))
+        }
+    }()
+
+    static func load(yaml: String) throws -> APISpec {
+        guard let root = try Yams.compose(yaml: yaml) else { throw InvalidSpec(description: "openapi.yaml is empty") }
+        let components = root["components"]
+        var schemas: [String: Schema] = [:]
+        for (name, node) in components?["schemas"]?.mapping ?? [:] {
+            schemas[name.string ?? ""] = try schema(node)
+        }
+        var parameterRefs: [String: Parameter] = [:]
+        for (name, node) in components?["parameters"]?.mapping ?? [:] {
+            parameterRefs[name.string ?? ""] = try parameter(node)
+        }
+        var operations: [String: Operation] = [:]
+        for (pathNode, item) in root["paths"]?.mapping ?? [:] {
+            let path = pathNode.string ?? ""
+            for (methodNode, node) in item.mapping ?? [:] {
+                let method = (methodNode.string ?? "").uppercased()
+                guard let id = node["operationId"]?.string else { throw InvalidSpec(description: "\(method) \(path) has no operationId") }
+                guard let audienceText = node["x-savedesk-audience"]?.string, let audience = Audience(rawValue: audienceText) else {
+                    throw InvalidSpec(description: "\(id) declares no x-savedesk-audience (one of \(Audience.allCases.map(\.rawValue)))")
+                }
+                let parameters = try (node["parameters"]?.sequence ?? []).map { entry -> Parameter in
+                    if let ref = entry["$ref"]?.string {
+                        guard let found = parameterRefs[String(ref.split(separator: "/").last ?? "")] else {
+                            throw InvalidSpec(description: "\(id): unknown parameter \(ref)")
+                        }
+                        return found
+                    }
+                    return try parameter(entry)
+                }
+                let content = node["requestBody"]?["content"]?["application/json"]?["schema"]
+                let limit = node["x-savedesk-body-limit"]?.int ?? defaultBodyLimit
+                operations[id] = Operation(
+                    id: id, method: method, path: path, audience: audience, bodyLimit: limit, parameters: parameters,
+                    body: try content.map(schema), bodyRequired: node["requestBody"]?["required"]?.bool ?? false
+                )
+            }
+        }
+        return APISpec(operations: operations, schemas: schemas)
+    }
+
+    private static func parameter(_ node: Node) throws -> Parameter {
+        guard let name = node["name"]?.string, let location = node["in"]?.string, let schemaNode = node["schema"] else {
+            throw InvalidSpec(description: "a parameter needs name, in and schema")
+        }
+        return Parameter(name: name, location: location, required: node["required"]?.bool ?? false, schema: try schema(schemaNode))
+    }
+
+    private static func schema(_ node: Node) throws -> Schema {
+        var properties: [String: Schema] = [:]
+        for (key, value) in node["properties"]?.mapping ?? [:] { properties[key.string ?? ""] = try schema(value) }
+        let additional = node["additionalProperties"].flatMap { $0.mapping != nil ? $0 : nil }
+        return Schema(
+            ref: node["$ref"]?.string, type: node["type"]?.string, properties: properties,
+            required: (node["required"]?.sequence ?? []).compactMap(\.string), items: try node["items"].map(schema),
+            additionalProperties: try additional.map(schema), minimum: node["minimum"]?.int.map(Int64.init),
+            maximum: node["maximum"]?.int.map(Int64.init), minLength: node["minLength"]?.int, maxLength: node["maxLength"]?.int,
+            maxItems: node["maxItems"]?.int, maxProperties: node["maxProperties"]?.int,
+            enumValues: node["enum"]?.sequence?.compactMap(\.string), format: node["format"]?.string
+        )
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+
+/// Sits on every connection, after HTTP decoding and before Hummingbird: a request must arrive
+/// whole in time (its head within `headTimeout` of the connection opening or the last answer, its
+/// body within `bodyTimeout` of its head), its target must be at most `maxTargetLength` bytes, and
+/// a request the HTTP parser cannot read (headers too large, malformed) is answered in the wire
+/// envelope instead of an empty 400. Each of these answers closes the connection.
+final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    struct Limits: Sendable {
+        var headTimeout: TimeAmount = .seconds(10)
+        var bodyTimeout: TimeAmount = .seconds(30)
+        /// How long an idle kept-alive connection stays open.
+        var idleTimeout: TimeAmount = .seconds(30)
+        var maxTargetLength = 8 * 1024
+    }
+
+    private enum State {
+        /// Nothing of the next request seen yet.
+        case waitingForHead
+        case readingBody
+        /// The request is complete; the server is working on it or answering.
+        case answering
+        /// An answer of our own was written; the connection is closing.
+        case closing
+    }
+
+    private let limits: Limits
+    private var state = State.waitingForHead
+    private var responseStarted = false
+    private var answered = 0
+    private var timer: Scheduled<Void>?
+
+    init(limits: Limits) { self.limits = limits }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { arm(context, after: limits.headTimeout) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) { disarm() }
+
+    func channelActive(context: ChannelHandlerContext) {
+        arm(context, after: limits.headTimeout)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        disarm()
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .closing = state else {
+            switch unwrapInboundIn(data) {
+            case .head(let head):
+                if (head.path?.utf8.count ?? 0) > limits.maxTargetLength {
+                    refuse(context, status: .uriTooLong, code: "uri_too_long",
+                           "the request target is over \(limits.maxTargetLength) bytes; send long values in a body")
+                    return
+                }
+                state = .readingBody
+                arm(context, after: limits.bodyTimeout)
+            case .body:
+                break
+            case .end:
+                state = .answering
+                disarm()
+            }
+            context.fireChannelRead(data)
+            return
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head(let head) where head.status.kind != .informational:
+            responseStarted = true
+        case .end:
+            answered += 1
+            responseStarted = false
+            if case .answering = state {
+                state = .waitingForHead
+                arm(context, after: limits.idleTimeout)
+            }
+        default:
+            break
+        }
+        context.write(data, promise: promise)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let parse = error as? HTTPParserError else {
+            context.fireErrorCaught(error)
+            return
+        }
+        switch parse {
+        case .headerOverflow:
+            refuse(context, status: .init(code: 431), code: "headers_too_large", "the request headers are too large")
+        default:
+            refuse(context, status: .badRequest, code: "malformed_request", "the request is not valid HTTP/1.1")
+        }
+    }
+
+    private func arm(_ context: ChannelHandlerContext, after delay: TimeAmount) {
+        disarm()
+        let loop = context.eventLoop.assumeIsolatedUnsafeUnchecked()
+        timer = loop.scheduleTask(in: delay) { [self] in
+            timer = nil
+            switch state {
+            case .waitingForHead where answered > 0:
+                // A kept-alive connection left idle: close it quietly.
+                state = .closing
+                context.close(promise: nil)
+            case .waitingForHead, .readingBody:
+                refuse(context, status: .requestTimeout, code: "request_timeout",
+                       "the request did not arrive in time; send it whole and promptly")
+            case .answering, .closing:
+                break
+            }
+        }
+    }
+
+    private func disarm() {
+        timer?.cancel()
+        timer = nil
+    }
+
+    /// Answers in the wire envelope (unless an answer is already on its way) and closes.
+    private func refuse(_ context: ChannelHandlerContext, status: HTTPResponse.Status, code: String, _ message: String) {
+        disarm()
+        guard state != .closing else { return }
+        state = .closing
+        guard !responseStarted else {
+            context.close(promise: nil)
+            return
+        }
+        let body = #"{"error":"\#(message)","code":"\#(code)"}"#
+        var head = HTTPResponse(status: status)
+        head.headerFields[.contentType] = "application/json; charset=utf-8"
+        head.headerFields[.contentLength] = String(body.utf8.count)
+        head.headerFields[.connection] = "close"
+        head.headerFields[.cacheControl] = "no-store"
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(string: body))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+    }
+}

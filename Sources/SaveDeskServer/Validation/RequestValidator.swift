@@ -1,0 +1,129 @@
+import Foundation
+
+/// Checks a request against the limits `openapi.yaml` declares, before any handler (and any
+/// arithmetic) sees it: integer ranges, string lengths, list sizes, closed enums, required fields
+/// and types. Every refusal names the field or parameter. Strings over their length are 422 (the
+/// text is fine JSON, just too much of it); everything else is 400.
+struct RequestValidator: Sendable {
+    let spec: APISpec
+
+    /// A query, path or header value as sent.
+    func check(parameter: APISpec.Parameter, raw: String) throws(SaveDeskError) {
+        let schema = spec.resolve(parameter.schema)
+        switch schema.type {
+        case "integer":
+            let value = try integer(raw, schema: schema, name: parameter.name)
+            _ = value
+        case "boolean":
+            guard raw == "true" || raw == "false" else {
+                throw .badRequest("\(parameter.name) must be true or false, got \"\(Self.quote(raw))\"", code: "invalid_request")
+            }
+        default:
+            try string(raw, schema: schema, name: parameter.name)
+        }
+    }
+
+    /// A request body, read strictly.
+    func check(body: StrictJSON, schema: APISpec.Schema) throws(SaveDeskError) {
+        try check(body, schema: schema, path: "")
+    }
+
+    private func check(_ value: StrictJSON, schema unresolved: APISpec.Schema, path: String) throws(SaveDeskError) {
+        let schema = spec.resolve(unresolved)
+        let name = path.isEmpty ? "the body" : path
+        switch (schema.type, value) {
+        case (nil, _):
+            return
+        case ("object", .object(let members)):
+            for key in schema.required {
+                guard let member = members.first(where: { $0.key == key }) else {
+                    throw .badRequest("missing field \"\(Self.join(path, key))\"", code: "invalid_request")
+                }
+                if case .null = member.value {
+                    throw .badRequest("field \"\(Self.join(path, key))\" must not be null", code: "invalid_request")
+                }
+            }
+            if let most = schema.maxProperties, members.count > most {
+                throw .badRequest("\(name) has \(members.count) entries; at most \(most)", code: "too_many_items")
+            }
+            for member in members {
+                if case .null = member.value { continue }
+                if let property = schema.properties[member.key] {
+                    try check(member.value, schema: property, path: Self.join(path, member.key))
+                } else if let additional = schema.additionalProperties {
+                    try string(member.key, schema: APISpec.Schema(type: "string", maxLength: 255), name: "a key of \(name)")
+                    try check(member.value, schema: additional, path: Self.join(path, member.key))
+                }
+            }
+        case ("array", .array(let items)):
+            if let most = schema.maxItems, items.count > most {
+                throw .badRequest("\(name) has \(items.count) items; at most \(most)", code: "too_many_items")
+            }
+            if let itemSchema = schema.items {
+                for (index, item) in items.enumerated() { try check(item, schema: itemSchema, path: "\(path)[\(index)]") }
+            }
+        case ("string", .string(let text)):
+            try string(text, schema: schema, name: name)
+        case ("integer", .number(let text)):
+            _ = try integer(text, schema: schema, name: name)
+        case ("number", .number):
+            return
+        case ("boolean", .bool):
+            return
+        default:
+            throw .badRequest("field \"\(name)\" should be \(Self.describe(schema.type))", code: "invalid_request")
+        }
+    }
+
+    private func integer(_ text: String, schema: APISpec.Schema, name: String) throws(SaveDeskError) -> Int64 {
+        let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            throw .badRequest("\(name) should be a whole number, got \(Self.quote(text))", code: "invalid_request")
+        }
+        let range = "\(schema.minimum.map(String.init) ?? "any") and \(schema.maximum.map(String.init) ?? "any")"
+        guard let value = Int64(text) else {
+            throw .badRequest("\(name) must be between \(range), got \(Self.quote(text))", code: "out_of_range")
+        }
+        if let minimum = schema.minimum, value < minimum {
+            throw .badRequest("\(name) must be between \(range), got \(value)", code: "out_of_range")
+        }
+        if let maximum = schema.maximum, value > maximum {
+            throw .badRequest("\(name) must be between \(range), got \(value)", code: "out_of_range")
+        }
+        return value
+    }
+
+    private func string(_ text: String, schema: APISpec.Schema, name: String) throws(SaveDeskError) {
+        let length = text.unicodeScalars.count
+        if let minimum = schema.minLength, length < minimum {
+            throw .badRequest(minimum == 1 ? "\(name) must not be empty" : "\(name) needs at least \(minimum) characters",
+                              code: "invalid_request")
+        }
+        if let maximum = schema.maxLength, length > maximum {
+            throw .unprocessable("\(name) is \(length) characters long; at most \(maximum) are accepted", code: "too_long")
+        }
+        if let allowed = schema.enumValues, !allowed.contains(text) {
+            throw .badRequest("\(name) must be one of \(allowed.joined(separator: ", ")); got \"\(Self.quote(text))\"", code: "invalid_value")
+        }
+    }
+
+    static func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    static func describe(_ type: String?) -> String {
+        switch type {
+        case "object": "an object"
+        case "array": "a list"
+        case "string": "text"
+        case "integer": "a whole number"
+        case "number": "a number"
+        case "boolean": "true or false"
+        default: "a value"
+        }
+    }
+
+    /// A client's value, shortened and without control characters, for an error message.
+    static func quote(_ text: String) -> String {
+        let clean = String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
+        return clean.count > 40 ? String(clean.prefix(40)) + "…" : clean
+    }
+}
