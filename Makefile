@@ -4,10 +4,16 @@ SWIFT ?= swift
 export SWIFT_BACKTRACE ?= interactive=no
 
 # System packages the build and the tests need: curses headers, pkg-config, tmux for the
-# terminal end-to-end tests, SQLite for the store.
-APT_PACKAGES := libncurses-dev pkg-config tmux libsqlite3-dev
+# terminal end-to-end tests, SQLite for the store, curl for the fuzz stage.
+APT_PACKAGES := libncurses-dev pkg-config tmux libsqlite3-dev curl
 
-.PHONY: test build deps bench demo
+# A throwaway Python venv (inside .build, never committed) for the tests' Python peers: Apple's
+# App Store Server Library (interop of SaveDesk-signed data) and schemathesis (the fuzz stage).
+# Versions are pinned so a run can be repeated.
+VENV := .build/python
+PYTHON_PACKAGES := schemathesis==4.32.5 hypothesis==6.170.15 app-store-server-library==3.1.2
+
+.PHONY: test build deps bench demo fuzz
 
 # Installs whatever of APT_PACKAGES is missing: with apt-get as root, with sudo where it works
 # without a password, otherwise prints the one command to run and stops.
@@ -36,9 +42,21 @@ demo: deps
 	$(SWIFT) build --product savedesk
 	$$($(SWIFT) build --show-bin-path)/savedesk demo
 
-test: deps
+$(VENV)/.installed:
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check $(PYTHON_PACKAGES)
+	touch $@
+
+# Every test, then the fuzz stage (schemathesis against a running server, about 1.5 minutes).
+test: deps $(VENV)/.installed
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	SAVEDESK_APPLE_PYTHON=$(abspath $(VENV))/bin/python $(SWIFT) test --skip-build
+	scripts/fuzz.sh $$($(SWIFT) build --show-bin-path)/savedesk $(VENV)/bin/schemathesis
+
+# The fuzz stage alone.
+fuzz: deps $(VENV)/.installed
+	$(SWIFT) build --product savedesk
+	scripts/fuzz.sh $$($(SWIFT) build --show-bin-path)/savedesk $(VENV)/bin/schemathesis
 
 # Performance figures (not a test): backend req/s and p50/p99 for GET cancel-flow config and a
 # durable mutation, next to a bare Hummingbird route in the same run. Release build.

@@ -108,6 +108,12 @@ guard let configPath = DemoSeed.demoConfigPath, let seedPath = DemoSeed.demoSeed
 let config = try ConfigReader.load(file: configPath)
 _ = try await DemoSeed.apply(file: seedPath, config: config, databasePath: database)
 let savedesk = try await SaveDeskBackend.start(config: config, databasePath: database)
+// The same server with synchronous=NORMAL, to show what durability against power loss costs.
+let normalDatabase = directory.appendingPathComponent("bench-normal.sqlite").path
+_ = try await DemoSeed.apply(file: seedPath, config: config, databasePath: normalDatabase)
+let savedeskNormal = try await SaveDeskBackend.start(
+    config: config, databasePath: normalDatabase, options: .init(testClock: true, durability: .normal)
+)
 
 let router = Router()
 router.get("/bare") { _, _ in "ok" }
@@ -130,8 +136,10 @@ let respondBody: @Sendable (Int) -> String = { _ in
 let scenarios: [(Scenario, String)] = [
     (Scenario(name: "bare Hummingbird GET /bare", method: .GET, path: "/bare", body: nil, headers: []), bareURL),
     (Scenario(name: "GET /v1/iap/cancel-flow", method: .GET, path: "/v1/iap/cancel-flow", body: nil, headers: key), savedesk.baseURL),
-    (Scenario(name: "POST /v1/iap/cancel-flow/respond (durable)", method: .POST, path: "/v1/iap/cancel-flow/respond",
+    (Scenario(name: "POST cancel-flow/respond (synchronous=FULL)", method: .POST, path: "/v1/iap/cancel-flow/respond",
               body: respondBody, headers: key), savedesk.baseURL),
+    (Scenario(name: "POST cancel-flow/respond (synchronous=NORMAL)", method: .POST, path: "/v1/iap/cancel-flow/respond",
+              body: respondBody, headers: key), savedeskNormal.baseURL),
 ]
 
 var configuration = HTTPClient.Configuration()
@@ -180,4 +188,5 @@ if FileManager.default.isExecutableFile(atPath: savedeskBinary) {
 try await client.shutdown()
 bareTask.cancel()
 await savedesk.stop()
+await savedeskNormal.stop()
 try? FileManager.default.removeItem(at: directory)

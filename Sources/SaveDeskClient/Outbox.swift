@@ -1,11 +1,19 @@
+import Crypto
 import Foundation
 import RetentionDomain
 import SaveDeskAPI
 import Synchronization
 
-/// Fire-and-forget calls that must never be lost: each is written to its own file in the data
-/// directory before `enqueue` returns, delivered in order with the RetentionDomain backoff, kept
-/// across restarts, and sent with its own Idempotency-Key so a repeat is never applied twice.
+/// Fire-and-forget calls that must never be lost: each is written to its own file before
+/// `enqueue` returns, delivered in order with the RetentionDomain backoff, kept across restarts,
+/// and sent with its own Idempotency-Key so a repeat is never applied twice.
+///
+/// - One outbox per server and key (`folder(in:serverURL:key:)`): a call recorded against a test
+///   server is never delivered to a live one.
+/// - Several processes may share a folder (the terminal UI and a headless command): each item's
+///   file is created exclusively under a name no other process can take, so none replaces another.
+/// - What cannot be delivered is never dropped in silence: a call the server refuses for good, or a
+///   file that cannot be read, is moved to `rejected/` next to a `.reason` file, and counted.
 public final class Outbox: Sendable {
     public enum Kind: String, Codable, Sendable {
         case cancelFlowResponse, offerViewed, migrationConverted
@@ -13,6 +21,7 @@ public final class Outbox: Sendable {
 
     /// One waiting call.
     public struct Item: Codable, Sendable, Equatable {
+        /// When it was recorded (nanoseconds); orders the outbox across processes.
         public var sequence: UInt64
         /// Also the Idempotency-Key of every attempt.
         public var id: String
@@ -28,14 +37,14 @@ public final class Outbox: Sendable {
     public struct Report: Sendable, Equatable {
         public var delivered: Int
         public var remaining: Int
-        /// Refused by the server (a 4xx); moved to `rejected/`, never silently dropped.
+        /// Refused by the server, or unreadable: moved to `rejected/`, never silently dropped.
         public var rejected: Int
         public var nextAttempt: Date?
     }
 
     public let directory: URL
+    public var rejectedDirectory: URL { directory.appendingPathComponent("rejected") }
     let policy: RetryPolicy
-    private let state: Mutex<UInt64>
     private let delivering = Mutex(false)
     private let loop = Mutex(LoopState())
 
@@ -50,32 +59,72 @@ public final class Outbox: Sendable {
         self.directory = directory
         self.policy = policy
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("rejected"), withIntermediateDirectories: true)
-        let last = (try? FileManager.default.contentsOfDirectory(atPath: directory.path))?
-            .compactMap { UInt64($0.prefix(20)) }.max() ?? 0
-        state = Mutex(last)
     }
 
-    /// Writes the call to disk (durably) and returns its Idempotency-Key.
+    /// The outbox folder of one server and key, under `root`: named by the server's host and port
+    /// and a digest of the server and the key (the key itself is never written to disk).
+    public static func folder(in root: URL, serverURL: URL, key: String) -> URL {
+        let digest = SHA256.hash(data: Data("\(serverURL.absoluteString.lowercased())\n\(key)".utf8))
+            .prefix(8).map { String(format: "%02x", $0) }.joined()
+        let host = (serverURL.host ?? "server").filter { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" }
+        return root.appendingPathComponent("\(host)-\(serverURL.port.map(String.init) ?? "default")-\(digest)")
+    }
+
+    /// Items an older SaveDesk left directly in `root`, before outboxes were kept per server and
+    /// key: the server they were meant for is not known, so they are set aside in this outbox's
+    /// `rejected/` with that reason rather than sent anywhere. Returns how many.
+    @discardableResult
+    public func setAsideLegacyItems(in root: URL) -> Int {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []).filter { $0.hasSuffix(".json") }
+        for name in names {
+            setAside(root.appendingPathComponent(name),
+                     reason: "recorded before outboxes were kept per server and key; not sent, as the server it was meant for is not known")
+        }
+        return names.count
+    }
+
+    /// Writes the call to disk (durably, under a name of its own) and returns its Idempotency-Key.
     @discardableResult
     public func enqueue(_ kind: Kind, body: some Encodable) throws -> String {
         let data = try WireFormat.encoder().encode(body)
-        return try state.withLock { sequence in
-            sequence += 1
-            let item = Item(sequence: sequence, id: "sd_outbox_" + UUID().uuidString.lowercased(), kind: kind, body: data,
+        for _ in 0..<100 {
+            let nanos = UInt64(max(0, Date().timeIntervalSince1970 * 1_000_000_000))
+            let item = Item(sequence: nanos, id: "sd_outbox_" + UUID().uuidString.lowercased(), kind: kind, body: data,
                             attempts: 0, nextAttempt: nil, lastError: nil)
-            try write(item)
-            return item.id
+            let name = String(format: "%020llu-%08x-%08x.json", nanos, UInt32(truncatingIfNeeded: getpid()), UInt32.random(in: 0...UInt32.max))
+            if try DurableFile.create(try JSONEncoder().encode(item), at: directory.appendingPathComponent(name)) { return item.id }
         }
+        throw DurableFile.Failure(path: directory.path, reason: "no free name for a new item")
     }
 
-    /// The waiting calls, oldest first.
-    public func pending() -> [Item] {
+    /// The waiting calls, oldest first. A file that cannot be read is set aside with the reason.
+    public func pending() -> [Item] { waiting().map(\.item) }
+
+    /// How many calls were set aside in `rejected/` (refused by the server, or unreadable).
+    public var rejectedCount: Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: rejectedDirectory.path)) ?? []).filter { $0.hasSuffix(".json") }.count
+    }
+
+    private func waiting() -> [(file: URL, item: Item)] {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
             .filter { $0.hasSuffix(".json") }.sorted()
         return names.compactMap { name in
-            guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path) else { return nil }
-            return try? JSONDecoder().decode(Item.self, from: data)
+            let file = directory.appendingPathComponent(name)
+            guard let data = FileManager.default.contents(atPath: file.path) else { return nil }  // delivered meanwhile
+            do {
+                return (file, try JSONDecoder().decode(Item.self, from: data))
+            } catch {
+                setAside(file, reason: "the file cannot be read as an outbox item: \(error)")
+                return nil
+            }
         }
+    }
+
+    /// Moves a file to `rejected/` with a `.reason` file beside it.
+    private func setAside(_ file: URL, reason: String) {
+        let target = rejectedDirectory.appendingPathComponent(file.lastPathComponent)
+        try? DurableFile.write(Data((reason + "\n").utf8), to: target.appendingPathExtension("reason"))
+        if (try? DurableFile.move(file, to: target)) == nil { try? FileManager.default.removeItem(at: file) }
     }
 
     /// Delivers waiting calls in order until one fails (later ones wait behind it, so order is
@@ -91,38 +140,39 @@ public final class Outbox: Sendable {
         }
         defer { delivering.withLock { $0 = false } }
         var report = Report(delivered: 0, remaining: 0, rejected: 0, nextAttempt: nil)
-        var items = pending()[...]
-        while var item = items.first {
+        var entries = waiting()[...]
+        while var (file, item) = entries.first {
             if let next = item.nextAttempt, next > now, !(ignoringBackoff && report.delivered == 0 && report.rejected == 0) {
                 report.nextAttempt = next
                 break
             }
             do {
                 try await client.deliver(item)
-                try? FileManager.default.removeItem(at: url(of: item))
+                try? FileManager.default.removeItem(at: file)
+                DurableFile.syncFolder(of: file)
                 report.delivered += 1
-                items = items.dropFirst()
-            } catch {
-                if error.isTransient {
-                    item.attempts += 1
-                    item.lastError = error.message
-                    // Back off from when the attempt failed (a timeout may have taken a while).
-                    item.nextAttempt = policy.nextAttempt(after: max(now, Date()), failedAttempts: item.attempts)
-                    // Another outbox on this folder (an app not yet shut down) may have delivered
-                    // it meanwhile: never bring a delivered item back.
-                    if FileManager.default.fileExists(atPath: url(of: item).path) { try? write(item) }
-                    report.nextAttempt = item.nextAttempt
-                    break
-                }
-                // The server refuses it for good: keep it aside for a person, and go on.
+                entries = entries.dropFirst()
+            } catch where !error.isDefinitiveRefusal {
+                item.attempts += 1
                 item.lastError = error.message
-                try? write(item, in: directory.appendingPathComponent("rejected"))
-                try? FileManager.default.removeItem(at: url(of: item))
+                // Back off from when the attempt failed (a timeout may have taken a while).
+                item.nextAttempt = policy.nextAttempt(after: max(now, Date()), failedAttempts: item.attempts)
+                // Another outbox on this folder (an app not yet shut down) may have delivered it
+                // meanwhile: never bring a delivered item back.
+                if FileManager.default.fileExists(atPath: file.path), let data = try? JSONEncoder().encode(item) {
+                    try? DurableFile.write(data, to: file)
+                }
+                report.nextAttempt = item.nextAttempt
+                break
+            } catch {
+                // The server refuses it for good (or it cannot be sent at all): keep it aside for a
+                // person, with the reason, and go on.
+                setAside(file, reason: "refused: \(error.message)")
                 report.rejected += 1
-                items = items.dropFirst()
+                entries = entries.dropFirst()
             }
         }
-        report.remaining = pending().count
+        report.remaining = waiting().count
         return report
     }
 
@@ -178,14 +228,6 @@ public final class Outbox: Sendable {
             }
         }
     }
-
-    private func url(of item: Item, in folder: URL? = nil) -> URL {
-        (folder ?? directory).appendingPathComponent(String(format: "%020llu", item.sequence) + ".json")
-    }
-
-    private func write(_ item: Item, in folder: URL? = nil) throws {
-        try DurableFile.write(try JSONEncoder().encode(item), to: url(of: item, in: folder))
-    }
 }
 
 extension SaveDeskClient {
@@ -209,7 +251,7 @@ extension SaveDeskClient {
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .iso8601
             do { return try decoder.decode(T.self, from: item.body) } catch {
-                throw SaveDeskClientError(kind: .invalidResponse, message: "outbox item \(item.id) cannot be read: \(error)")
+                throw SaveDeskClientError(kind: .unsendable, message: "outbox item \(item.id) cannot be read: \(error)")
             }
         }
         switch item.kind {

@@ -9,6 +9,8 @@ public struct SaveDeskClientError: Error, Sendable, Equatable, CustomStringConve
         case unreachable
         /// An answer that is not what the contract says.
         case invalidResponse
+        /// A call kept on disk that can no longer be read or sent (a damaged file).
+        case unsendable
     }
 
     public var kind: Kind
@@ -39,7 +41,19 @@ public struct SaveDeskClientError: Error, Sendable, Equatable, CustomStringConve
         switch kind {
         case .unreachable: true
         case .server(let status, _): status >= 500
-        case .invalidResponse: false
+        case .invalidResponse, .unsendable: false
+        }
+    }
+
+    /// The SaveDesk server itself (its envelope, not a proxy's page) refused the request for what
+    /// it says, so sending it again cannot help: 400, 404, 409, 410, 413, 422. Anything else, a
+    /// 401 (a key being rotated), 403, 408, 429, a 5xx, an answer that is not the envelope, no
+    /// answer at all, is worth trying again later.
+    public var isDefinitiveRefusal: Bool {
+        switch kind {
+        case .server(let status, let code): code != "unknown" && [400, 404, 409, 410, 413, 422].contains(status)
+        case .unsendable: true
+        case .unreachable, .invalidResponse: false
         }
     }
 }

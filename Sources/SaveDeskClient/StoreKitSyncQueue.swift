@@ -7,6 +7,11 @@ import Synchronization
 /// abandoned and reported. Entries are keyed by transaction id (a re-enqueue counts as an attempt),
 /// a transaction is "finished" only once its sync succeeded, and `logOut()` clears the queue so one
 /// user's data is never replayed under another.
+///
+/// Only a definitive refusal of the transaction by the server (400, 404, 409, 410, 413, 422 in its
+/// envelope) abandons an entry at once; a 401, 408, 429, 5xx, a page that is not the envelope, or
+/// no answer is retried. A queue file that cannot be read is kept aside (never overwritten: it
+/// holds signed purchases), and a write that fails is reported, not ignored.
 public final class StoreKitSyncQueue: Sendable {
     /// One transaction waiting to be synced.
     public struct Entry: Codable, Sendable, Equatable {
@@ -27,6 +32,8 @@ public final class StoreKitSyncQueue: Sendable {
         case synced(transactionId: String, result: SyncResult)
         /// An attempt failed; `willRetry` is false when the entry was abandoned.
         case syncFailed(transactionId: String, message: String, attempts: Int, willRetry: Bool)
+        /// The queue could not be written to disk: what waits is only in memory until a write works.
+        case writeFailed(message: String)
     }
 
     /// What the server said of a synced transaction.
@@ -42,12 +49,30 @@ public final class StoreKitSyncQueue: Sendable {
     private let listeners = Mutex<[UUID: @Sendable (Event) -> Void]>([:])
     private let draining = Mutex(false)
 
+    /// Where an unreadable queue file was kept aside at start, if one was.
+    public let setAside: URL?
+    /// The last write that failed, until one succeeds.
+    public var writeError: String? { writeFailure.withLock { $0 } }
+    private let writeFailure = Mutex<String?>(nil)
+
     public init(file: URL, policy: RetryPolicy = .storeKitSync) throws {
         self.file = file
         self.policy = policy
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let saved = FileManager.default.contents(atPath: file.path).flatMap { try? JSONDecoder().decode([Entry].self, from: $0) }
-        entries = Mutex(saved ?? [])
+        var saved: [Entry] = []
+        var setAside: URL?
+        if let data = FileManager.default.contents(atPath: file.path) {
+            if let decoded = try? JSONDecoder().decode([Entry].self, from: data) {
+                saved = decoded
+            } else {
+                // Never overwrite what cannot be read: it may hold signed purchases a person can recover.
+                let aside = file.appendingPathExtension("unreadable-\(Int(Date().timeIntervalSince1970))")
+                try DurableFile.move(file, to: aside)
+                setAside = aside
+            }
+        }
+        self.setAside = setAside
+        entries = Mutex(saved)
     }
 
     /// Transactions not yet finished, oldest first.
@@ -123,9 +148,9 @@ public final class StoreKitSyncQueue: Sendable {
                 guard let index = list.firstIndex(where: { $0.transactionId == entry.transactionId }) else { return nil }
                 list[index].attempts += 1
                 list[index].lastError = error.message
-                // A refusal (4xx) will not change by waiting: give up at once.
-                list[index].nextAttempt = error.isTransient
-                    ? policy.nextAttempt(after: max(now, Date()), failedAttempts: list[index].attempts) : nil
+                // A definitive refusal of the transaction will not change by waiting: give up at once.
+                list[index].nextAttempt = error.isDefinitiveRefusal
+                    ? nil : policy.nextAttempt(after: max(now, Date()), failedAttempts: list[index].attempts)
                 let entry = list[index]
                 if entry.nextAttempt == nil { list.remove(at: index) }
                 return entry
@@ -142,8 +167,18 @@ public final class StoreKitSyncQueue: Sendable {
         for handler in listeners.withLock({ Array($0.values) }) { handler(event) }
     }
 
-    /// The whole queue, replaced atomically (under the lock, so writes never interleave).
+    /// The whole queue, replaced atomically (under the lock, so writes never interleave). A failed
+    /// write is kept as `writeError` and reported to the listeners.
     private func save() {
-        entries.withLock { list in try? DurableFile.write(try JSONEncoder().encode(list), to: file) }
+        let failure = entries.withLock { list -> String? in
+            do {
+                try DurableFile.write(try JSONEncoder().encode(list), to: file)
+                return nil
+            } catch {
+                return "the StoreKit sync queue could not be saved to \(file.path): \(error)"
+            }
+        }
+        writeFailure.withLock { $0 = failure }
+        if let failure { emit(.writeFailed(message: failure)) }
     }
 }

@@ -217,12 +217,12 @@ struct APIHandlers: APIProtocol {
 
     func simulateAppStoreEvent(_ input: Operations.SimulateAppStoreEvent.Input) async throws -> Operations.SimulateAppStoreEvent.Output {
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await appStore.simulate(body))))
+        return .ok(.init(body: .json(try await appStore.simulate(body, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func simulateStoreKitPurchase(_ input: Operations.SimulateStoreKitPurchase.Input) async throws -> Operations.SimulateStoreKitPurchase.Output {
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await appStore.simulatePurchase(body))))
+        return .ok(.init(body: .json(try await appStore.simulatePurchase(body, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func getUpgradeOffer(_ input: Operations.GetUpgradeOffer.Input) async throws -> Operations.GetUpgradeOffer.Output {

@@ -11,9 +11,11 @@ extension AppStoreService {
     /// How long Apple retries billing before the subscription expires.
     static let billingRetryDays: Int64 = 60
 
-    func simulate(_ request: Schemas.SimulateAppStoreRequest) async throws -> Schemas.StatusResponse {
+    func simulate(_ request: Schemas.SimulateAppStoreRequest, idempotencyKey: String?) async throws -> Schemas.StatusResponse {
         let now = subscriptions.now().unixSeconds
-        return try await subscriptions.store.transaction { db in
+        return try await subscriptions.idempotent(
+            operation: "simulateAppStoreEvent", request: request, idempotencyKey: idempotencyKey
+        ) { db in
             guard let record = try await testRecord(db, request.originalTransactionId) else {
                 throw SaveDeskError.notFound("no App Store subscription with original transaction id \(request.originalTransactionId)", code: "unknown_transaction")
             }
@@ -35,13 +37,23 @@ extension AppStoreService {
             }
             let signed = try await sign(record, type: event.type, subtype: event.subtype, expires: event.expires, renewal: event.renewal, at: now)
             return try await apply(signed, db)
-        }
+        }.output
     }
 
     /// What the demo device's StoreKit hands the app after a purchase (or a renewal of an existing
     /// subscription): a transaction signed with the local CA. Nothing is stored here; the device
     /// syncs it to `storekit-transactions`, through its sync queue.
-    func simulatePurchase(_ request: Schemas.SimulateStoreKitPurchaseRequest) async throws -> Schemas.SimulatedStoreKitTransaction {
+    func simulatePurchase(
+        _ request: Schemas.SimulateStoreKitPurchaseRequest, idempotencyKey: String?
+    ) async throws -> Schemas.SimulatedStoreKitTransaction {
+        try await subscriptions.idempotent(
+            operation: "simulateStoreKitPurchase", request: request, idempotencyKey: idempotencyKey
+        ) { db in try await signPurchase(request, db) }.output
+    }
+
+    private func signPurchase(
+        _ request: Schemas.SimulateStoreKitPurchaseRequest, _ db: any SQLDatabase
+    ) async throws -> Schemas.SimulatedStoreKitTransaction {
         guard let ca = localCA, let settings = subscriptions.config.appStore else {
             throw SaveDeskError.unprocessable("simulated App Store purchases need a local StoreKit CA (app_store.local_ca = true)", code: "no_local_ca")
         }
@@ -53,8 +65,7 @@ extension AppStoreService {
         var started = now, expires = BillingLedger.add(product.interval, to: now)
         var signedAt = now * 1000
         if let requested = request.originalTransactionId {
-            let record = try await subscriptions.store.exclusive { db in try await testRecord(db, requested) }
-            guard let record else {
+            guard let record = try await testRecord(db, requested) else {
                 throw SaveDeskError.notFound("no App Store subscription with original transaction id \(requested)", code: "unknown_transaction")
             }
             otid = requested
@@ -97,9 +108,18 @@ extension AppStoreService {
                     step = ("EXPIRED", "BILLING_RETRY", deadline, record.currentPeriodEnd ?? deadline, renewal(record, autoRenew: false), "billing retry ended; expired")
                 case .active:
                     guard let end = record.currentPeriodEnd, end <= now else { step = nil; break }
-                    step = record.willRenew
-                        ? ("DID_RENEW", nil, end, nextPeriodEnd(record, from: end), renewal(record, autoRenew: true), "renewed by Apple")
-                        : ("EXPIRED", "VOLUNTARY", end, end, renewal(record, autoRenew: false), "Apple period ended; expired")
+                    guard record.willRenew else {
+                        step = ("EXPIRED", "VOLUNTARY", end, end, renewal(record, autoRenew: false), "Apple period ended; expired")
+                        break
+                    }
+                    // Every renewal due by now, as one signed notification of the latest (nobody
+                    // watched the ones in between; a long jump stays one step per subscription).
+                    var (start, next, periods) = (end, nextPeriodEnd(record, from: end), 1)
+                    while next <= now, periods < 10_000 {
+                        (start, next, periods) = (next, nextPeriodEnd(record, from: next), periods + 1)
+                    }
+                    step = ("DID_RENEW", nil, start, next, renewal(record, autoRenew: true),
+                            periods == 1 ? "renewed by Apple" : "renewed by Apple \(periods) times")
                 default:
                     step = nil
                 }

@@ -35,14 +35,16 @@ public enum DemoSeed {
         let customers = root.tables("customers").compactMap { node -> Customer? in
             node.allowOnly([
                 "id", "name", "email", "country", "joined_days_ago", "card_failing", "subscriptions", "history",
-                "dismissed_switch_by", "dismissed_switch_days_ago",
+                "dismissed_switch_by", "dismissed_switch_days_ago", "livemode",
             ])
             guard let id = node.string("id"), let name = node.string("name"), let email = node.string("email") else { return nil }
             if !ids.insert(id).inserted { node.issues.add(node.child("id"), "duplicate customer id \"\(id)\"") }
             let customer = CustomerRecord(
                 id: id, name: name, email: email, country: node.string("country", required: false),
                 createdAt: ago(node.int("joined_days_ago", required: false, in: 0...10_000) ?? 0) ?? nowSeconds,
-                cardFailing: node.bool("card_failing", default: false)
+                cardFailing: node.bool("card_failing", default: false),
+                // Seeded customers are test data unless the seed says otherwise.
+                livemode: node.bool("livemode", default: false)
             )
             let subscriptions = node.tables("subscriptions").enumerated().compactMap { index, sub -> SubscriptionRecord? in
                 sub.allowOnly([
@@ -82,7 +84,8 @@ public enum DemoSeed {
                     pastDueSince: ago(sub.int("past_due_days_ago", required: false)),
                     expirationIntent: sub.int("expiration_intent", required: false, in: 1...5),
                     originalTransactionId: sub.string("original_transaction_id", required: false),
-                    priceMicros: price.amountMicros, currency: price.currencyCode, updatedAt: nowSeconds
+                    priceMicros: price.amountMicros, currency: price.currencyCode, updatedAt: nowSeconds,
+                    livemode: customer.livemode
                 )
             }
             let history = node.tables("history").enumerated().compactMap { index, event -> AuditRecord? in

@@ -19,6 +19,8 @@ struct LocalStoreKitCA: Sendable {
     static func loadOrCreate(in directory: URL) throws -> LocalStoreKitCA {
         let paths = files.map { directory.appendingPathComponent($0) }
         if paths.allSatisfy({ FileManager.default.fileExists(atPath: $0.path) }) {
+            // A key written by an older version may be readable by others: it is the server's alone.
+            chmod(paths[3].path, 0o600)
             let texts = try paths.map { try String(contentsOf: $0, encoding: .utf8) }
             return LocalStoreKitCA(
                 root: try Certificate(pemEncoded: texts[0]), intermediate: try Certificate(pemEncoded: texts[1]),
@@ -38,8 +40,9 @@ struct LocalStoreKitCA: Sendable {
         return ca
     }
 
-    /// A new chain. `markers: false` leaves out Apple's marker extensions (for tests).
-    static func make(name: String = "SaveDesk Local StoreKit", markers: Bool = true) throws -> LocalStoreKitCA {
+    /// A new chain. `markers: false` leaves out Apple's marker extensions, `keyIdentifiers: false`
+    /// the subject and authority key identifiers (for tests of what verifiers refuse).
+    static func make(name: String = "SaveDesk Local StoreKit", markers: Bool = true, keyIdentifiers: Bool = true) throws -> LocalStoreKitCA {
         let rootKey = P256.Signing.PrivateKey(), intermediateKey = P256.Signing.PrivateKey(), leafKey = P256.Signing.PrivateKey()
         let rootName = try DistinguishedName { CommonName("\(name) Root CA") }
         let intermediateName = try DistinguishedName { CommonName("\(name) Intermediate CA") }
@@ -59,15 +62,17 @@ struct LocalStoreKitCA: Sendable {
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-                rootId
+                if keyIdentifiers { rootId }
             },
             issuerPrivateKey: .init(rootKey)
         )
         var intermediateExtensions = try Certificate.Extensions {
             Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
             Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-            intermediateId
-            AuthorityKeyIdentifier(keyIdentifier: rootId.keyIdentifier)
+            if keyIdentifiers {
+                intermediateId
+                AuthorityKeyIdentifier(keyIdentifier: rootId.keyIdentifier)
+            }
         }
         if markers { try intermediateExtensions.append(marker(AppStoreVerifier.intermediateMarker)) }
         let intermediate = try Certificate(
@@ -78,8 +83,10 @@ struct LocalStoreKitCA: Sendable {
         var leafExtensions = try Certificate.Extensions {
             Critical(BasicConstraints.notCertificateAuthority)
             Critical(KeyUsage(digitalSignature: true))
-            leafId
-            AuthorityKeyIdentifier(keyIdentifier: intermediateId.keyIdentifier)
+            if keyIdentifiers {
+                leafId
+                AuthorityKeyIdentifier(keyIdentifier: intermediateId.keyIdentifier)
+            }
         }
         if markers { try leafExtensions.append(marker(AppStoreVerifier.leafMarker)) }
         let leaf = try Certificate(
@@ -90,12 +97,13 @@ struct LocalStoreKitCA: Sendable {
         return LocalStoreKitCA(root: root, intermediate: intermediate, leaf: leaf, leafKey: leafKey)
     }
 
-    /// Signs a payload as the App Store does: ES256, with x5c [leaf, intermediate, root].
-    func sign(_ payload: some JWTPayload) async throws -> String {
+    /// Signs a payload as the App Store does: ES256, with x5c [leaf, intermediate, root] (or
+    /// another chain, for tests of what the verifier refuses).
+    func sign(_ payload: some JWTPayload, chain: [Certificate]? = nil) async throws -> String {
         let keys = await JWTKeyCollection().add(ecdsa: try ES256PrivateKey(backing: leafKey))
         var header = JWTHeader()
         // jwt-kit takes the chain as PEM and writes it into the header as base64 DER.
-        header.x5c = try [leaf, intermediate, root].map { try $0.serializeAsPEM().pemString }
+        header.x5c = try (chain ?? [leaf, intermediate, root]).map { try $0.serializeAsPEM().pemString }
         return try await keys.sign(payload, header: header)
     }
 }

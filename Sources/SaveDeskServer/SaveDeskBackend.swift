@@ -17,11 +17,17 @@ public enum SaveDeskBackend {
         public var purgeInterval: Duration
         /// Overrides the config's read timeout (tests use short ones).
         public var readTimeout: Duration?
+        /// How commits reach the disk (`full` unless a benchmark compares).
+        public var durability: Store.Durability
 
-        public init(testClock: Bool = false, purgeInterval: Duration = .seconds(600), readTimeout: Duration? = nil) {
+        public init(
+            testClock: Bool = false, purgeInterval: Duration = .seconds(600), readTimeout: Duration? = nil,
+            durability: Store.Durability = .full
+        ) {
             self.testClock = testClock
             self.purgeInterval = purgeInterval
             self.readTimeout = readTimeout
+            self.durability = durability
         }
     }
 
@@ -45,7 +51,7 @@ public enum SaveDeskBackend {
         config: ServerConfig, databasePath: String, host: String, port: Int, clock: any ServerClock = SystemClock(),
         options: Options = Options(), logger: Logger
     ) async throws {
-        let store = try await Store.open(path: databasePath, logger: logger)
+        let store = try await Store.open(path: databasePath, durability: options.durability, logger: logger)
         do {
             let app = try await makeApplication(
                 config: config, store: store, clock: clock, options: options, host: host, port: port, logger: logger
@@ -68,7 +74,7 @@ public enum SaveDeskBackend {
         clock: any ServerClock = SystemClock(), options: Options = Options(testClock: true),
         logger: Logger = Logger(label: "savedesk.server")
     ) async throws -> Running {
-        let store = try await Store.open(path: databasePath, logger: logger)
+        let store = try await Store.open(path: databasePath, durability: options.durability, logger: logger)
         let (bound, continuation) = AsyncStream<Int>.makeStream()
         let app: any ApplicationProtocol
         do {
@@ -92,7 +98,10 @@ public enum SaveDeskBackend {
         }
         var iterator = bound.makeAsyncIterator()
         guard let boundPort = await iterator.next() else {
-            try await task.value
+            // It could not start (the port is taken, say): close the store, then say why.
+            let outcome = await task.result
+            await store.close()
+            try outcome.get()
             throw SaveDeskError(status: 500, code: "not_started", "the server stopped before it was listening")
         }
         return Running(port: boundPort, baseURL: "http://\(host):\(boundPort)", task: task, store: store)
@@ -118,7 +127,7 @@ public enum SaveDeskBackend {
         )
 
         let router = Router()
-        router.add(middleware: EnvelopeMiddleware())
+        router.add(middleware: EnvelopeMiddleware(spec: spec))
         try handlers.registerHandlers(
             on: router, serverURL: URL(string: "/")!,
             middlewares: [APIMiddleware(keys: KeyRing(config.apiKeys), spec: spec, logger: logger) { key, operation, principal in
@@ -169,18 +178,32 @@ public enum SaveDeskBackend {
 }
 
 /// Errors outside the API operations (an unknown route, a wrong method) answer with the same
-/// envelope as everything else.
+/// envelope as everything else; a path the API has, asked with a method it does not, is 405 with
+/// the methods it does take.
 struct EnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
+    let spec: APISpec
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as HTTPResponseError {
-            let status = error.status
-            let message = status == .notFound ? "no such endpoint: \(request.method) \(RequestValidator.quote(request.uri.path))" : "\(status.reasonPhrase)"
-            let code = status == .notFound ? "no_such_endpoint" : status == .methodNotAllowed ? "method_not_allowed" : "bad_request"
+            var status = error.status
+            var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]
+            let allowed = status == .notFound ? spec.methods(forPath: request.uri.path) : []
+            if !allowed.isEmpty {
+                status = .methodNotAllowed
+                headers[.allow] = allowed.joined(separator: ", ")
+            }
+            let path = RequestValidator.quote(request.uri.path)
+            let message: String
+            let code: String
+            switch status {
+            case .notFound: (message, code) = ("no such endpoint: \(request.method) \(path)", "no_such_endpoint")
+            case .methodNotAllowed: (message, code) = ("\(path) takes \(allowed.joined(separator: ", ")), not \(request.method)", "method_not_allowed")
+            default: (message, code) = ("\(status.reasonPhrase)", "bad_request")
+            }
             let body = #"{"error":"\#(message.replacingOccurrences(of: "\\", with: "/").replacingOccurrences(of: "\"", with: "'"))","code":"\#(code)"}"#
-            return Response(status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
-                            body: .init(byteBuffer: ByteBuffer(string: body)))
+            return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
         }
     }
 }

@@ -4,8 +4,9 @@ import NIOCore
 import SQLKit
 import SQLiteKit
 
-/// The durable store: one SQLite database (WAL, foreign keys on), written through SQLKit so the
-/// same SQL can run on PostgreSQL. Work runs one unit at a time: `transaction` wraps its body in
+/// The durable store: one SQLite database (WAL, foreign keys on, `synchronous=FULL` so an
+/// acknowledged change survives power loss), written through SQLKit so the same SQL can run on
+/// PostgreSQL. Work runs one unit at a time: `transaction` wraps its body in
 /// BEGIN/COMMIT (ROLLBACK on any error), so a change, its audit row and its idempotency record
 /// are written together or not at all.
 public final class Store: Sendable {
@@ -23,8 +24,15 @@ public final class Store: Sendable {
 
     var sql: any SQLDatabase { connection.sql(queryLogLevel: nil) }
 
+    /// How SQLite flushes a commit. `full` syncs the WAL on every commit (survives power loss);
+    /// `normal` only at checkpoints (survives a crash of the process, not of the machine). Only
+    /// `make bench` uses `normal`, to show what `full` costs.
+    public enum Durability: String, Sendable {
+        case full = "FULL", normal = "NORMAL"
+    }
+
     /// Opens (creating if needed) the database at `path` and applies pending migrations.
-    public static func open(path: String, logger: Logger) async throws -> Store {
+    public static func open(path: String, durability: Durability = .full, logger: Logger) async throws -> Store {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let connection: SQLiteConnection
@@ -38,7 +46,7 @@ public final class Store: Sendable {
             _ = try await db.raw("PRAGMA journal_mode=WAL").all()
             try await db.raw("PRAGMA foreign_keys=ON").run()
             try await db.raw("PRAGMA busy_timeout=5000").run()
-            try await db.raw("PRAGMA synchronous=NORMAL").run()
+            try await db.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: durability.rawValue)")).run()
         }
         try await store.migrate()
         return store

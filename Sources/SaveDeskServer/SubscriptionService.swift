@@ -68,19 +68,8 @@ final class SubscriptionService: Sendable {
         _ change: (any SQLDatabase, Int64) async throws -> Change<Output>
     ) async throws -> Output {
         guard let scope = RequestScope.current else { throw SaveDeskError.unauthorized("no API key") }
-        let fingerprint = try scope.fingerprint ?? Fingerprint.of(request)
         let parameters = try Self.json(request)
-        return try await store.transaction { db in
-            if let key = idempotencyKey,
-                let stored = try await storedResponse(db, key: key, operation: operation, principal: scope.principal)
-            {
-                guard stored.fingerprint == fingerprint else {
-                    throw SaveDeskError.unprocessable(
-                        "this Idempotency-Key was already used with a different request", code: "idempotency_key_reused"
-                    )
-                }
-                return try JSONDecoder().decode(Output.self, from: Data(stored.body.utf8))
-            }
+        return try await idempotent(operation: operation, request: request, idempotencyKey: idempotencyKey) { db in
             let now = self.now().unixSeconds
             try await settle(db, customerId: customerId, now: now)
             let result = try await change(db, now)
@@ -91,14 +80,35 @@ final class SubscriptionService: Sendable {
                     afterState: try result.after.map(Self.json), requestId: scope.requestId
                 ), into: "audit_events")
             }
+            return result.output
+        }.output
+    }
+
+    /// Runs `body` in one transaction that honours an Idempotency-Key for operations that are not
+    /// one customer's change (the test clock, the simulators): a repeat within the key's lifetime
+    /// answers as the first did and runs nothing; `after` runs once the work is committed.
+    func idempotent<Request: Encodable & Sendable, Output: Codable & Sendable>(
+        operation: String, request: Request, idempotencyKey: String?,
+        _ body: (any SQLDatabase) async throws -> Output
+    ) async throws -> (output: Output, replayed: Bool) {
+        guard let scope = RequestScope.current else { throw SaveDeskError.unauthorized("no API key") }
+        let fingerprint = try scope.fingerprint ?? Fingerprint.of(request)
+        return try await store.transaction { db in
+            if let key = idempotencyKey, let stored = try await storedResponse(db, key: key, operation: operation, principal: scope.principal) {
+                guard stored.fingerprint == fingerprint else {
+                    throw SaveDeskError.unprocessable("this Idempotency-Key was already used with a different request", code: "idempotency_key_reused")
+                }
+                return (try JSONDecoder().decode(Output.self, from: Data(stored.body.utf8)), true)
+            }
+            let output = try await body(db)
             if let key = idempotencyKey {
                 try await db.insert(into: "idempotency_records")
                     .columns("idempotency_key", "route", "principal", "fingerprint", "body", "created_at")
                     .values(SQLBind(key), SQLBind(operation), SQLBind(scope.principal), SQLBind(fingerprint),
-                            SQLBind(try Self.json(result.output)), SQLBind(clock.now().unixSeconds))
+                            SQLBind(try Self.json(output)), SQLBind(clock.now().unixSeconds))
                     .run()
             }
-            return result.output
+            return (output, false)
         }
     }
 

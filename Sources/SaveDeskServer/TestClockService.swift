@@ -26,17 +26,9 @@ final class TestClockService: Sendable {
             throw SaveDeskError.badRequest("give a positive number of days or hours, got days \(days), hours \(hours)", code: "invalid_advance")
         }
         let step = days * 86_400 + hours * 3_600
-        guard let scope = RequestScope.current else { throw SaveDeskError.unauthorized("no API key") }
-        let fingerprint = try scope.fingerprint ?? Fingerprint.of(request)
-        let (response, offset) = try await subscriptions.store.transaction { db -> (Schemas.ClockAdvanceResponse, Int64?) in
-            if let key = idempotencyKey,
-                let stored = try await subscriptions.storedResponse(db, key: key, operation: "advanceClock", principal: scope.principal)
-            {
-                guard stored.fingerprint == fingerprint else {
-                    throw SaveDeskError.unprocessable("this Idempotency-Key was already used with a different request", code: "idempotency_key_reused")
-                }
-                return (try JSONDecoder().decode(Schemas.ClockAdvanceResponse.self, from: Data(stored.body.utf8)), nil)
-            }
+        let (response, replayed) = try await subscriptions.idempotent(
+            operation: "advanceClock", request: request, idempotencyKey: idempotencyKey
+        ) { db -> Schemas.ClockAdvanceResponse in
             let current = try await db.select().column("offset_seconds").from("test_clock").where("id", .equal, 1).first()?
                 .decode(column: "offset_seconds", as: Int64.self) ?? 0
             let offset = current + step
@@ -55,17 +47,10 @@ final class TestClockService: Sendable {
             for (customer, subscription, steps) in try await appStore.advanceSimulatedAppStore(db, now: now) {
                 transitions.append(.init(customerId: customer, subscriptionId: subscription, steps: steps))
             }
-            let response = Schemas.ClockAdvanceResponse(now: Date(unixSeconds: now), transitions: transitions)
-            if let key = idempotencyKey {
-                try await db.insert(into: "idempotency_records")
-                    .columns("idempotency_key", "route", "principal", "fingerprint", "body", "created_at")
-                    .values(SQLBind(key), SQLBind("advanceClock"), SQLBind(scope.principal), SQLBind(fingerprint),
-                            SQLBind(try SubscriptionService.json(response)), SQLBind(subscriptions.clock.now().unixSeconds))
-                    .run()
-            }
-            return (response, offset)
+            return Schemas.ClockAdvanceResponse(now: Date(unixSeconds: now), transitions: transitions)
         }
-        if let offset { subscriptions.testClock.set(offsetSeconds: offset) }
+        // The committed offset (read back, so a replay or another instance's advance counts too).
+        if !replayed { try await subscriptions.loadTestClock() }
         return response
     }
 }

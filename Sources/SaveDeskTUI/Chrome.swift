@@ -21,6 +21,7 @@ enum Chrome {
         var right: [(String, Style)] = []
         if working { right.append((Spinner.text(tick), theme[.statusBar])) }
         if model.outboxWaiting > 0 { right.append(("\(model.outboxWaiting) waiting", theme[.statusBar])) }
+        if model.outboxRejected > 0 { right.append(("\(model.outboxRejected) not delivered", theme[.statusBar])) }
         right.append(("? help", theme[.statusBar]))
         StatusBar.draw(
             left: [mode, (model.operatorName ?? "operator", theme[.statusBar]), (model.client.serverURL.absoluteString, theme[.statusBar]),

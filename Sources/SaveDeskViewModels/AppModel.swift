@@ -46,18 +46,24 @@ public final class AppModel {
     public private(set) var serverClockOffset: TimeInterval = 0
     /// Fire-and-forget calls not yet delivered.
     public private(set) var outboxWaiting = 0
+    /// Calls set aside in the outbox's `rejected/` folder (refused for good, or unreadable).
+    public private(set) var outboxRejected = 0
     @ObservationIgnored private var retries: [Int: @MainActor () async -> Void] = [:]
     @ObservationIgnored private var nextToastId = 1
     @ObservationIgnored private var outboxWatch: Task<Void, Never>?
 
-    /// `dataDirectory` holds the outbox, the dismissal cache and the StoreKit sync queue.
+    /// `dataDirectory` holds the outboxes (one per server and key), the dismissal cache and the
+    /// StoreKit sync queue.
     public init(serverURL: URL, key: String, dataDirectory: URL, timeout: Duration = .seconds(10)) throws {
         self.dataDirectory = dataDirectory
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
-        let outbox = try Outbox(directory: dataDirectory.appendingPathComponent("outbox"))
+        let root = dataDirectory.appendingPathComponent("outbox")
+        let outbox = try Outbox(directory: Outbox.folder(in: root, serverURL: serverURL, key: key))
+        outbox.setAsideLegacyItems(in: root)
         client = SaveDeskClient(serverURL: serverURL, key: key, timeout: timeout, outbox: outbox)
         isTestMode = key.contains("_test_")
         outboxWaiting = outbox.pending().count
+        outboxRejected = outbox.rejectedCount
         client.onReachabilityChange { [weak self] reachable in
             Task { @MainActor in self?.noteReachable(reachable) }
         }
@@ -99,10 +105,12 @@ public final class AppModel {
         client.outbox?.kick(using: client, ignoringBackoff: true)
     }
 
-    /// Refreshes `outboxWaiting` from disk.
+    /// Refreshes `outboxWaiting` and `outboxRejected` from disk.
     public func refreshOutbox() {
         let waiting = client.outbox?.pending().count ?? 0
         if waiting != outboxWaiting { outboxWaiting = waiting }
+        let rejected = client.outbox?.rejectedCount ?? 0
+        if rejected != outboxRejected { outboxRejected = rejected }
     }
 
     private func watchOutbox() {

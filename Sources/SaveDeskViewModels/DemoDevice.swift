@@ -22,6 +22,9 @@ public final class DemoDevice {
         self.client = client
         syncQueue = try StoreKitSyncQueue(file: queueFile)
         syncWaiting = syncQueue.pending().count
+        if let aside = syncQueue.setAside {
+            syncLog.append("the sync queue file could not be read; it was kept as \(aside.lastPathComponent), nothing overwritten")
+        }
         syncQueue.addListener { [weak self] event in
             Task { @MainActor in self?.record(event) }
         }
@@ -83,6 +86,8 @@ public final class DemoDevice {
             syncLog.append(result.conflict ? "synced \(id): owned by another user" : "synced \(id)")
         case .syncFailed(let id, let message, let attempts, let willRetry):
             syncLog.append("sync failed \(id) (attempt \(attempts)\(willRetry ? "" : ", abandoned")): \(message)")
+        case .writeFailed(let message):
+            syncLog.append(message)
         }
         syncWaiting = syncQueue.pending().count
     }

@@ -63,6 +63,12 @@ struct ProfileFile {
 
     static func load(_ file: URL) throws(CLIError) -> ProfileFile {
         guard let text = try? String(contentsOf: file, encoding: .utf8) else { return ProfileFile() }
+        // It holds keys: say so when others can read it (once per command, on stderr).
+        var info = stat()
+        if stat(file.path, &info) == 0, info.st_mode & 0o077 != 0 {
+            FileHandle.standardError.write(Data(
+                "warning: \(file.path) holds API keys and can be read by other users; run chmod 600 \(file.path)\n".utf8))
+        }
         let table: TOMLTable
         do { table = try TOMLTable(string: text) } catch {
             throw .usage("\(file.path) is not valid TOML: \(error)")

@@ -32,10 +32,16 @@ enum Console {
 
     @MainActor
     static func flush(_ app: AppModel, _ output: Output) async {
-        guard let outbox = app.client.outbox, !outbox.pending().isEmpty else { return }
-        let report = await outbox.deliver(using: app.client, ignoringBackoff: true)
-        if report.remaining > 0 {
-            output.message("note: \(report.remaining) recorded call(s) wait in the outbox (\(outbox.directory.path)); the next savedesk command sends them")
+        guard let outbox = app.client.outbox else { return }
+        if !outbox.pending().isEmpty {
+            let report = await outbox.deliver(using: app.client, ignoringBackoff: true)
+            if report.remaining > 0 {
+                output.message("note: \(report.remaining) recorded call(s) wait in the outbox (\(outbox.directory.path)); the next savedesk command sends them")
+            }
+        }
+        let rejected = outbox.rejectedCount
+        if rejected > 0 {
+            output.message("note: \(rejected) recorded call(s) could not be delivered; they are kept with the reason in \(outbox.rejectedDirectory.path)")
         }
     }
 

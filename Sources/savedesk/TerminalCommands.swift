@@ -91,7 +91,8 @@ struct TerminalLog {
     static func redirect(to file: URL) -> TerminalLog {
         try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         let saved = dup(STDERR_FILENO)
-        let descriptor = open(file.path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        // Logs may name customers: readable by their owner only.
+        let descriptor = open(file.path, O_WRONLY | O_CREAT | O_APPEND, 0o600)
         if descriptor >= 0 {
             dup2(descriptor, STDERR_FILENO)
             close(descriptor)

@@ -150,7 +150,9 @@ struct OutboxTests {
         let report = await outbox.deliver(using: client)
         #expect(report.rejected == 1 && report.delivered == 1 && report.remaining == 0)
         let aside = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("rejected").path)
-        #expect(aside.count == 1)
+        #expect(aside.filter { $0.hasSuffix(".json") }.count == 1 && outbox.rejectedCount == 1)
+        let reason = try #require(aside.first { $0.hasSuffix(".reason") })
+        #expect(try String(contentsOf: directory.appendingPathComponent("rejected/\(reason)"), encoding: .utf8).contains("no customer with id"))
     }
 }
 

@@ -44,6 +44,17 @@ struct CommandRunner {
 
     func stop() async { await running.stop() }
 
+    /// A customer written straight into the server's database (a name no form would accept).
+    func insertCustomer(id: String, name: String) async throws {
+        let store = try await Store.open(path: directory.appendingPathComponent("savedesk.sqlite").path,
+                                         logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        try await store.transaction { db in
+            try await db.insert(CustomerRecord(id: id, name: name, email: "evil@example.com", country: nil,
+                                               createdAt: Int64(Self.now.timeIntervalSince1970), cardFailing: false), into: "customers")
+        }
+        await store.close()
+    }
+
     /// The environment of a clean account: no profiles, this server, this key, state in the
     /// test's directory.
     var environment: [String: String] {

@@ -129,6 +129,12 @@ struct HeadlessCommandTests {
         key = "\(CommandRunner.operatorKey)"
         """.write(to: config.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
         let none: [String: String?] = ["SAVEDESK_SERVER": nil, "SAVEDESK_KEY": nil]
+        // The file holds keys: readable by others, it gets a warning; private, none.
+        chmod(config.appendingPathComponent("config.toml").path, 0o644)
+        let open = try await server.run(["customers", "list"], environment: none)
+        #expect(open.status == 0 && open.stderr.contains("holds API keys and can be read by other users"))
+        chmod(config.appendingPathComponent("config.toml").path, 0o600)
+        #expect(try await server.run(["customers", "list"], environment: none).stderr.isEmpty)
         #expect(try await server.run(["customers", "list"], environment: none).status == 0, "the default profile")
         #expect(try await server.run(["customers", "list", "--profile", "broken"], environment: none).status == 1, "the named profile")
         #expect(try await server.run(["customers", "list"], environment: ["SAVEDESK_PROFILE": "broken", "SAVEDESK_KEY": nil]).status == 0,
@@ -145,8 +151,11 @@ struct HeadlessCommandTests {
     @Test func whatAnEarlierCommandLeftInTheOutboxGoesWithTheNextOne() async throws {
         let server = try await CommandRunner.start()
         defer { Task { await server.stop() } }
-        // A response an earlier run could not deliver (the server was down), waiting on disk.
-        let outbox = try Outbox(directory: server.directory.appendingPathComponent("state/savedesk/outbox"))
+        // A response an earlier run could not deliver (the server was down), waiting on disk in
+        // the outbox of this server and key.
+        let outbox = try Outbox(directory: Outbox.folder(
+            in: server.directory.appendingPathComponent("state/savedesk/outbox"), serverURL: try #require(URL(string: server.running.baseURL)),
+            key: CommandRunner.operatorKey))
         try outbox.enqueue(.cancelFlowResponse, body: CancelFlow.Response(
             productId: "premium_monthly", userId: "cus_ben", outcome: .dismissed, answers: [], offerShown: false,
             offerAccepted: false, lastStepSeen: 0))
@@ -155,5 +164,23 @@ struct HeadlessCommandTests {
         #expect(outbox.pending().isEmpty)
         let analytics = try await server.run(["analytics", "cancel-flow", "--json"])
         #expect(analytics.stdout.contains(#""dismissed" : 1"#), "\(analytics.stdout)")
+    }
+
+    @Test func serverStringsAreShownNeverObeyed() async throws {
+        let server = try await CommandRunner.start()
+        defer { Task { await server.stop() } }
+        // A name with a terminal title change, a bell, a cursor move and a right-to-left override.
+        let evil = "Eve\u{1B}]0;pwned\u{07}\u{1B}[2J\u{202E}lyn\nFake line"
+        try await server.insertCustomer(id: "cus_evil", name: evil)
+        for arguments in [["customers", "show", "cus_evil"], ["customers", "list", "--query", "evil"]] {
+            let result = try await server.run(arguments)
+            #expect(result.status == 0)
+            #expect(!result.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "\(arguments)")
+            #expect(!result.stdout.unicodeScalars.contains { (0x7F..<0xA0).contains($0.value) || $0 == "\u{202E}" })
+            #expect(result.stdout.contains("Eve]0;pwned[2Jlyn Fake line"), "\(result.stdout)")
+        }
+        // JSON keeps the data as it is (escaped by JSON itself).
+        let json = try await server.run(["customers", "show", "cus_evil", "--json"])
+        #expect(json.stdout.contains(#"Eve\u001b]0;pwned\u0007"#))
     }
 }

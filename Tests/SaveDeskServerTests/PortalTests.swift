@@ -84,4 +84,29 @@ struct PortalTests {
         expectFailure(try await server.app.createCustomerPortalSession(body: .json(.init(userId: "cus_ava", returnUrl: "account"))),
                       status: 400, code: "invalid_return_url")
     }
+
+    @Test func returnURLsAreHttpsOrAListedAppSchemeAndLinksUseThePublicBaseURL() async throws {
+        var config = try TestServer.demoConfig()
+        config.server.publicBaseURL = "https://billing.reader.example.com"
+        config.server.returnURLSchemes = ["savedeskreader"]
+        let server = try await TestServer.start(config: config)
+        defer { Task { await server.stop() } }
+        for bad in ["javascript:alert(document.cookie)", "http://reader.example.com/account", "data:text/html,hi", "https://", "otherapp://x"] {
+            expectFailure(try await server.app.createCustomerPortalSession(body: .json(.init(userId: "cus_ava", returnUrl: bad))),
+                          status: 400, code: "invalid_return_url")
+        }
+        let https = try await server.app.createCustomerPortalSession(body: .json(.init(userId: "cus_ava", returnUrl: "https://reader.example.com/a"))).ok.body.json
+        #expect(https.portalUrl.hasPrefix("https://billing.reader.example.com/portal/"))
+        let app = try await server.app.createCustomerPortalSession(body: .json(.init(userId: "cus_ava", returnUrl: "savedeskreader://account"))).ok.body.json
+        let page = try await server.raw(.GET, try #require(URL(string: app.portalUrl)).path, key: nil)
+        #expect(page.body.contains("savedeskreader://account"))
+        #expect(page.headers.first(name: "Cache-Control") == "no-store")
+        let checkout = try await server.app.createCheckout(body: .json(.init(productId: "premium_yearly", userId: "cus_ava"))).ok.body.json
+        #expect(checkout.checkoutUrl.hasPrefix("https://billing.reader.example.com/checkout/txn_"))
+        let checkoutPage = try await server.raw(.GET, try #require(URL(string: checkout.checkoutUrl)).path, key: nil)
+        #expect(checkoutPage.status == 200 && checkoutPage.headers.first(name: "Cache-Control") == "no-store")
+        // API answers are not cached either.
+        let api = try await server.raw(.GET, "/v1/iap/cancel-flow")
+        #expect(api.headers.first(name: "Cache-Control") == "no-store")
+    }
 }

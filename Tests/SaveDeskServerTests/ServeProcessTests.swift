@@ -14,15 +14,15 @@ struct ServeProcessTests {
         var port: Int
     }
 
-    func launch(_ directory: URL) async throws -> Launched {
-        let log = directory.appendingPathComponent("serve.log")
+    static func launch(_ directory: URL, arguments extra: [String] = []) async throws -> Launched {
+        let log = directory.appendingPathComponent("serve-\(UUID().uuidString.prefix(6)).log")
         FileManager.default.createFile(atPath: log.path, contents: nil)
         let process = Process()
         process.executableURL = ConfigValidationTests.savedesk
         process.arguments = [
             "serve", "--config", try #require(DemoSeed.demoConfigPath), "--db", directory.appendingPathComponent("db.sqlite").path,
             "--seed", try #require(DemoSeed.demoSeedPath), "--port", "0",
-        ]
+        ] + extra
         process.environment = ["SWIFT_BACKTRACE": "interactive=no"]
         process.standardError = try FileHandle(forWritingTo: log)
         process.standardOutput = FileHandle.nullDevice
@@ -42,7 +42,7 @@ struct ServeProcessTests {
         throw CancellationError()
     }
 
-    func waitForExit(_ process: Process) async throws -> Int32 {
+    static func waitForExit(_ process: Process) async throws -> Int32 {
         for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
         #expect(!process.isRunning, "the server stopped")
         return process.terminationStatus
@@ -52,14 +52,14 @@ struct ServeProcessTests {
     func servesOnLoopbackAndStopsGracefully(signal: Int32) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-serve-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let server = try await launch(directory)
+        let server = try await Self.launch(directory)
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(server.port)/v1/iap/cancel-flow/")
         request.headers.add(name: "X-ZeroSettle-Key", value: TestServer.appKey)
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
         #expect(response.status.code == 200)
         #expect(String(buffer: try await response.body.collect(upTo: 1 << 20)).contains("questions"))
         kill(server.process.processIdentifier, signal)
-        #expect(try await waitForExit(server.process) == 0)
+        #expect(try await Self.waitForExit(server.process) == 0)
         let log = try String(contentsOf: server.log, encoding: .utf8)
         #expect(log.contains("customers_added=15"))
         #expect(log.contains("Server started and listening on 127.0.0.1"), "loopback by default")

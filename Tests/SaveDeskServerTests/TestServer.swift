@@ -6,6 +6,7 @@ import NIOHTTP1
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 import SaveDeskAPI
+import SQLKit
 import Testing
 
 @testable import SaveDeskServer
@@ -46,7 +47,7 @@ struct TestServer {
 
     static func start(
         directory: URL? = nil, clock: ManualClock? = nil, seed: Bool = true, config: ServerConfig? = nil, testClock: Bool = true,
-        readTimeout: Duration? = nil
+        readTimeout: Duration? = nil, purgeInterval: Duration = .seconds(600), seedFile: String? = nil
     ) async throws -> TestServer {
         let directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-test-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -54,10 +55,10 @@ struct TestServer {
         let config = try config ?? demoConfig()
         let path = directory.appendingPathComponent("savedesk.sqlite").path
         if seed {
-            _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: path, now: clock.now())
+            _ = try await DemoSeed.apply(file: try seedFile ?? #require(DemoSeed.demoSeedPath), config: config, databasePath: path, now: clock.now())
         }
         let running = try await SaveDeskBackend.start(
-            config: config, databasePath: path, clock: clock, options: .init(testClock: testClock, readTimeout: readTimeout),
+            config: config, databasePath: path, clock: clock, options: .init(testClock: testClock, purgeInterval: purgeInterval, readTimeout: readTimeout),
             logger: .init(label: "test") { _ in SwiftLogNoOpLogHandler() }
         )
         return TestServer(running: running, clock: clock, directory: directory, config: config)
@@ -88,6 +89,19 @@ struct TestServer {
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
         let bytes = try await response.body.collect(upTo: 1 << 20)
         return (Int(response.status.code), String(buffer: bytes), response.headers)
+    }
+
+    /// Opens a database file, runs `body` on it, and closes it.
+    static func openStore<T>(_ path: String, _ body: (any SQLDatabase) async throws -> T) async throws -> T {
+        let store = try await Store.open(path: path, logger: .init(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        do {
+            let result = try await store.exclusive(body)
+            await store.close()
+            return result
+        } catch {
+            await store.close()
+            throw error
+        }
     }
 
     /// Direct access to the store, for checking what was written.

@@ -114,6 +114,8 @@ struct TmuxEndToEndTests {
         try await terminal.waitFor("1 customer ")
         try await terminal.keys("Enter")
         try await terminal.waitFor("Ava Thompson (cus_ava)")
+        // The overview has loaded (its actions are listed) before the agent acts.
+        try await terminal.waitFor("1 Cancel flow (premium_monthly)")
         try await terminal.keys("c")
         try await terminal.waitFor("What's the main reason you want to cancel? *")
         try await terminal.keys("3", "Enter")
@@ -155,7 +157,7 @@ struct TmuxEndToEndTests {
         try await terminal.waitFor("Switch and save: eligible")
         try await terminal.keys("s")
         try await terminal.waitFor("Save 20% by paying on the web")
-        #expect(try await terminal.screen().contains("20% off premium_monthly on the web, forever"))
+        try await terminal.waitFor("20% off premium_monthly on the web, forever")
         try await terminal.keys("Enter")
         try await terminal.waitFor("Waiting for the customer to pay")
         #expect(try await terminal.screen().contains("/checkout/txn_"))
@@ -179,6 +181,8 @@ struct TmuxEndToEndTests {
         try await terminal.waitFor("1 customer ")
         try await terminal.keys("Enter")
         try await terminal.waitFor("Ava Thompson (cus_ava)")
+        // The overview has loaded (its actions are listed) before the agent acts.
+        try await terminal.waitFor("1 Cancel flow (premium_monthly)")
         try await terminal.keys("c")
         try await terminal.waitFor("What's the main reason")
         try await terminal.keys("1", "Enter")

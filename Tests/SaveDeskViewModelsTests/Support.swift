@@ -18,7 +18,7 @@ struct Demo {
     /// The console's data directory (outbox, dismissal cache, sync queue).
     var consoleDirectory: URL
 
-    static func start(serverDirectory: URL? = nil, consoleDirectory: URL? = nil, seed: Bool = true) async throws -> Demo {
+    static func start(serverDirectory: URL? = nil, consoleDirectory: URL? = nil, seed: Bool = true, port: Int = 0) async throws -> Demo {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-vm-\(UUID())")
         let serverDirectory = serverDirectory ?? base.appendingPathComponent("server")
         try FileManager.default.createDirectory(at: serverDirectory, withIntermediateDirectories: true)
@@ -26,15 +26,23 @@ struct Demo {
         let database = serverDirectory.appendingPathComponent("savedesk.sqlite").path
         if seed { _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: database) }
         let running = try await SaveDeskBackend.start(
-            config: config, databasePath: database, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+            config: config, databasePath: database, port: port, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         )
         return Demo(running: running, serverDirectory: serverDirectory,
                     consoleDirectory: consoleDirectory ?? base.appendingPathComponent("console"))
     }
 
-    /// The same server (database) again, on a new port.
+    /// The same server (database) again, at the same address (the console's outbox is kept per
+    /// server and key).
     func restarted() async throws -> Demo {
-        try await Demo.start(serverDirectory: serverDirectory, consoleDirectory: consoleDirectory, seed: false)
+        // The port was just freed; retry briefly in case the system is slow to release it.
+        for _ in 0..<50 {
+            if let demo = try? await Demo.start(serverDirectory: serverDirectory, consoleDirectory: consoleDirectory, seed: false, port: running.port) {
+                return demo
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return try await Demo.start(serverDirectory: serverDirectory, consoleDirectory: consoleDirectory, seed: false, port: running.port)
     }
 
     var url: URL { URL(string: running.baseURL)! }

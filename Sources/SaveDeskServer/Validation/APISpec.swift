@@ -100,6 +100,19 @@ struct APISpec: Sendable {
         return current
     }
 
+    /// The methods the API takes on a request path (templates match any segment; empty segments
+    /// and a trailing slash are ignored, as the router ignores them).
+    func methods(forPath path: String) -> [String] {
+        let segments = path.split(separator: "/")
+        var methods = Set<String>()
+        for operation in operations.values {
+            let template = operation.path.split(separator: "/")
+            guard template.count == segments.count else { continue }
+            if zip(template, segments).allSatisfy({ $0.hasPrefix("{") || $0 == $1 }) { methods.insert(operation.method) }
+        }
+        return methods.sorted()
+    }
+
     /// The spec shipped with SaveDeskAPI, read once.
     static let shipped: Result<APISpec, InvalidSpec> = {
         guard let url = SaveDeskAPIResources.specURL, let text = try? String(contentsOf: url, encoding: .utf8) else {

@@ -47,7 +47,10 @@ struct RequestValidator: Sendable {
                 throw .badRequest("\(name) has \(members.count) entries; at most \(most)", code: "too_many_items")
             }
             for member in members {
-                if case .null = member.value { continue }
+                if case .null = member.value, schema.properties[member.key] != nil {
+                    // The spec has no nullable fields: an optional field is left out, never null.
+                    throw .badRequest("field \"\(Self.join(path, member.key))\" must not be null; leave it out instead", code: "invalid_request")
+                }
                 if let property = schema.properties[member.key] {
                     try check(member.value, schema: property, path: Self.join(path, member.key))
                 } else if let additional = schema.additionalProperties {

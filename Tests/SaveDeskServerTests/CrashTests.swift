@@ -1,0 +1,116 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import SQLKit
+import Synchronization
+import Testing
+
+@testable import SaveDeskServer
+
+/// `savedesk serve` killed with SIGKILL: what it acknowledged is there after a restart, once, and
+/// the test clock and the subscriptions it settled always agree.
+@Suite("Crashes", .serialized)
+struct CrashTests {
+    static func post(_ port: Int, _ path: String, _ body: String, key: String = TestServer.appKey) async -> Bool {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
+        request.method = .POST
+        request.headers.add(name: "X-ZeroSettle-Key", value: key)
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: body))
+        guard let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(5)),
+            (try? await response.body.collect(upTo: 1 << 20)) != nil
+        else { return false }
+        return response.status == .ok
+    }
+
+    static func directory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-crash-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    @Test func everyAcknowledgedWriteSurvivesSIGKILLOnce() async throws {
+        let directory = try Self.directory()
+        let server = try await ServeProcessTests.launch(directory)
+        let acknowledged = Tally<[String]>([])
+        let port = server.port, pid = server.process.processIdentifier
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<16 {
+                group.addTask {
+                    var n = 0
+                    while !Task.isCancelled {
+                        n += 1
+                        let mark = "ack-\(worker)-\(n)"
+                        let body = #"{"user_id":"cus_ava","product_id":"premium_monthly","outcome":"cancelled","offer_shown":false,"offer_accepted":false,"pause_shown":false,"pause_accepted":false,"last_step_seen":3,"answers":[{"question_id":3,"free_text":"\#(mark)"}]}"#
+                        if await Self.post(port, "/v1/iap/cancel-flow/respond", body) {
+                            acknowledged.withLock { $0.append(mark) }
+                        } else if kill(pid, 0) != 0 {
+                            return
+                        }
+                    }
+                }
+            }
+            // Kill it mid-load, once well over 500 writes were acknowledged.
+            while acknowledged.withLock({ $0.count }) < 600, server.process.isRunning {
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            kill(server.process.processIdentifier, SIGKILL)
+            group.cancelAll()
+        }
+        _ = try await ServeProcessTests.waitForExit(server.process)
+        let acked = acknowledged.withLock { $0 }
+        #expect(acked.count >= 500)
+        let stored = try await TestServer.openStore(directory.appendingPathComponent("db.sqlite").path) { db in
+            try await db.select().column("free_text").column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("cancel_flow_answers")
+                .where("free_text", .like, "ack-%").groupBy("free_text").all()
+                .map { (try $0.decode(column: "free_text", as: String.self), try $0.decode(column: "n", as: Int.self)) }
+        }
+        let counts = Dictionary(uniqueKeysWithValues: stored)
+        let missing = acked.filter { counts[$0] == nil }
+        #expect(missing.isEmpty, "\(missing.count) acknowledged writes lost of \(acked.count)")
+        #expect(counts.values.allSatisfy { $0 == 1 }, "each once")
+        // And it starts again on the same database.
+        let again = try await ServeProcessTests.launch(directory)
+        #expect(await Self.post(again.port, "/v1/iap/offer-dismissed", #"{"user_id":"cus_chloe","flow_type":"switch_and_save"}"#))
+        kill(again.process.processIdentifier, SIGTERM)
+        _ = try await ServeProcessTests.waitForExit(again.process)
+    }
+
+    @Test func aKillMidAdvanceLeavesTheClockAndTheSubscriptionsConsistent() async throws {
+        let directory = try Self.directory()
+        let server = try await ServeProcessTests.launch(directory, arguments: ["--test-clock"])
+        let answered = Tally(0)
+        let port = server.port
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                while !Task.isCancelled {
+                    guard await Self.post(port, "/v1/desk/clock/advance", #"{"days":1}"#, key: TestServer.operatorKey) else { return }
+                    answered.withLock { $0 += 1 }
+                }
+            }
+            while answered.withLock({ $0 }) < 8, server.process.isRunning { try? await Task.sleep(for: .milliseconds(5)) }
+            try? await Task.sleep(for: .milliseconds(Int.random(in: 0...40)))
+            kill(server.process.processIdentifier, SIGKILL)
+            group.cancelAll()
+        }
+        _ = try await ServeProcessTests.waitForExit(server.process)
+        let days = answered.withLock { $0 }
+        let (offset, latest) = try await TestServer.openStore(directory.appendingPathComponent("db.sqlite").path) { db in
+            let offset = try await db.select().column("offset_seconds").from("test_clock").first()?.decode(column: "offset_seconds", as: Int64.self) ?? 0
+            let latest = try await db.select().column(SQLFunction("max", args: SQLColumn("at")), as: "n").from("audit_events")
+                .where("actor", .in, ["billing", "app_store"]).first()?.decode(column: "n", as: Int64?.self) ?? 0
+            return (offset, latest ?? 0)
+        }
+        // Every acknowledged advance is in the offset (one more may have committed unanswered).
+        #expect(offset >= Int64(days) * 86_400 && offset <= Int64(days + 1) * 86_400, "offset \(offset) after \(days) answered")
+        // Nothing was settled beyond the clock.
+        #expect(latest <= Int64(Date().timeIntervalSince1970) + offset, "billing ran at \(latest), the clock says \(Int64(Date().timeIntervalSince1970) + offset)")
+    }
+}
+
+/// A value several tasks update.
+final class Tally<Value: Sendable>: Sendable {
+    private let value: Mutex<Value>
+    init(_ value: Value) { self.value = Mutex(value) }
+    func withLock<T>(_ body: (inout Value) -> T) -> T { value.withLock { body(&$0) } }
+}

@@ -1,0 +1,77 @@
+import Foundation
+
+/// HTTP/1.1 as bytes on a socket, for what an HTTP client library would tidy up or refuse to
+/// send: paths kept as written (`//`, `/./`, `%2F`), half-sent requests, oversize headers. The
+/// blocking socket work runs on its own thread, never on the cooperative pool the server shares.
+enum RawHTTP {
+    struct Reply {
+        var status: Int
+        var head: String
+        var body: String
+        /// The server closed the connection after answering (or without answering).
+        var closed: Bool
+        var seconds: Double
+    }
+
+    /// Sends `request` to 127.0.0.1:`port` and reads until the server closes the connection or
+    /// `timeout` passes.
+    static func exchange(port: Int, _ request: Data, timeout: Double = 10) async -> Reply {
+        await withCheckedContinuation { continuation in
+            let thread = Thread { continuation.resume(returning: exchangeBlocking(port: port, request, timeout: timeout)) }
+            thread.start()
+        }
+    }
+
+    static func exchange(port: Int, _ request: String, timeout: Double = 10) async -> Reply {
+        await exchange(port: port, Data(request.utf8), timeout: timeout)
+    }
+
+    /// A GET of `target` exactly as written.
+    static func get(port: Int, _ target: String, key: String?, extraHeaders: String = "") async -> Reply {
+        let keyLine = key.map { "X-ZeroSettle-Key: \($0)\r\n" } ?? ""
+        return await exchange(port: port, "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(keyLine)\(extraHeaders)Connection: close\r\n\r\n")
+    }
+
+    private static func exchangeBlocking(port: Int, _ request: Data, timeout: Double) -> Reply {
+        let started = Date()
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return Reply(status: 0, head: "", body: "socket failed", closed: true, seconds: 0) }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return Reply(status: 0, head: "", body: "connect failed", closed: true, seconds: 0) }
+        var sent = 0
+        request.withUnsafeBytes { buffer in
+            while sent < buffer.count {
+                let n = send(fd, buffer.baseAddress! + sent, buffer.count - sent, Int32(MSG_NOSIGNAL))
+                if n <= 0 { break }
+                sent += n
+            }
+        }
+        var received = Data()
+        var closed = false
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while Date().timeIntervalSince(started) < timeout {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, 100)
+            if ready <= 0 { continue }
+            let n = recv(fd, &chunk, chunk.count, 0)
+            if n <= 0 {
+                closed = true
+                break
+            }
+            received.append(contentsOf: chunk[0..<n])
+        }
+        let text = String(decoding: received, as: UTF8.self)
+        let parts = text.components(separatedBy: "\r\n\r\n")
+        let head = parts.first ?? ""
+        let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
+        return Reply(status: status, head: head, body: parts.dropFirst().joined(separator: "\r\n\r\n"), closed: closed,
+                     seconds: Date().timeIntervalSince(started))
+    }
+}
