@@ -159,6 +159,15 @@ let package = Package(
                 .product(name: "SQLKit", package: "sql-kit"),
             ]
         ),
+        // Every SDK call's answer decoded with the SDK's own shapes (wire-protocol-sdk.md).
+        .testTarget(
+            name: "SDKContractTests",
+            dependencies: [
+                "SaveDeskServer", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // The `savedesk` binary run as a process against an in-process server.
         .testTarget(
             name: "SaveDeskCommandTests",

@@ -12,10 +12,10 @@ extension CancelFlow {
         public var questions: [Question]
         public var offer: Offer?
         public var pause: PauseConfig?
-        public var variantId: String?
+        public var variantId: Int?
 
         public init(
-            enabled: Bool, questions: [Question], offer: Offer? = nil, pause: PauseConfig? = nil, variantId: String? = nil
+            enabled: Bool, questions: [Question], offer: Offer? = nil, pause: PauseConfig? = nil, variantId: Int? = nil
         ) {
             self.enabled = enabled
             self.questions = questions

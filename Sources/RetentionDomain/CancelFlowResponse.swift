@@ -50,12 +50,12 @@ extension CancelFlow {
         public var pauseAccepted: Bool
         public var pauseDurationDays: Int?
         public var lastStepSeen: Int
-        public var variantId: String?
+        public var variantId: Int?
 
         public init(
             productId: String, userId: String, outcome: Outcome, answers: [Answer], offerShown: Bool = false,
             offerAccepted: Bool = false, pauseShown: Bool = false, pauseAccepted: Bool = false,
-            pauseDurationDays: Int? = nil, lastStepSeen: Int = 0, variantId: String? = nil
+            pauseDurationDays: Int? = nil, lastStepSeen: Int = 0, variantId: Int? = nil
         ) {
             self.productId = productId
             self.userId = userId

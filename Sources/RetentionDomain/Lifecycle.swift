@@ -113,8 +113,10 @@ public enum Lifecycle {
             )
         }
         let endedReason = context.expirationIntent.map(ExpiryReason.init(intent:))
+        // The SDK's protocol sends a trial as `active` with `is_trial`: it is a trial.
+        let status: Entitlement.Status = entitlement.status == .active && entitlement.isTrial ? .trialing : entitlement.status
 
-        switch entitlement.status {
+        switch status {
         case .active:
             if let end = entitlement.expiresAt, end <= now {
                 return expired(endedReason ?? (entitlement.willRenew ? .billingError : .voluntary))

@@ -64,13 +64,13 @@ public struct Product: Codable, Hashable, Sendable, Identifiable {
     public var storekitPrice: Price?
     public var syncedToAsc: Bool
     public var billingInterval: BillingInterval
-    public var subscriptionGroupId: String?
+    public var subscriptionGroupId: Int?
     public var freeTrialDuration: String?
 
     public init(
         id: String, storekitProductId: String? = nil, displayName: String, productDescription: String = "",
         type: ProductType = .autoRenewableSubscription, webPrice: Price? = nil, storekitPrice: Price? = nil,
-        syncedToAsc: Bool = false, billingInterval: BillingInterval = .month, subscriptionGroupId: String? = nil,
+        syncedToAsc: Bool = false, billingInterval: BillingInterval = .month, subscriptionGroupId: Int? = nil,
         freeTrialDuration: String? = nil
     ) {
         self.id = id

@@ -12,7 +12,7 @@ extension SaveDeskClient {
     }
 
     /// Records a dismissal on the server, so every console sees it.
-    public func recordOfferDismissed(userId: String, variantId: String? = nil) async throws(SaveDeskClientError) {
+    public func recordOfferDismissed(userId: String, variantId: Int? = nil) async throws(SaveDeskClientError) {
         let key = Self.newIdempotencyKey()
         try await send(retry: true, {
             try await api.recordOfferDismissed(headers: .init(idempotencyKey: key), body: .json(.init(
@@ -31,7 +31,7 @@ extension SaveDeskClient {
             try await api.createCheckout(headers: .init(idempotencyKey: key), body: .json(.init(
                 productId: productId, userId: userId, stripeCustomerId: stripeCustomerId,
                 storekitSubscriptionEnd: appStoreSubscriptionEnd, storekitOriginalTransactionId: originalTransactionId,
-                checkoutMode: "web", platform: "savedesk")))
+                checkoutMode: .native, platform: "savedesk")))
         }) { try $0.ok.body.json }
     }
 
@@ -44,7 +44,7 @@ extension SaveDeskClient {
         id: String, attempts: Int = 10, interval: Duration = .milliseconds(300)
     ) async throws(SaveDeskClientError) -> Wire.CheckoutTransaction {
         var last = try await transaction(id: id)
-        for _ in 1..<max(1, attempts) where last.status == "pending" || last.status == "processing" {
+        for _ in 1..<max(1, attempts) where last.status == .pending || last.status == .processing {
             try? await Task.sleep(for: interval)
             last = try await transaction(id: id)
         }
@@ -72,9 +72,12 @@ extension SaveDeskClient {
         jws: String, userId: String, idempotencyKey: String = newIdempotencyKey()
     ) async throws(SaveDeskClientError) -> Wire.StoreKitSync {
         try await send(retry: false, {
-            try await api.syncStoreKitTransaction(headers: .init(idempotencyKey: idempotencyKey), body: .json(.init(
-                jwsRepresentation: jws, userId: userId)))
-        }) { try $0.ok.body.json }
+            try await api.syncStoreKitTransaction(headers: .init(idempotencyKey: idempotencyKey), body: .json(
+                .StoreKitTransactionRequest(.init(jwsRepresentation: jws, userId: userId))))
+        }) { output in
+            guard case .StoreKitTransactionResponse(let synced) = try output.ok.body.json else { throw CancellationError() }
+            return synced
+        }
     }
 
     /// Undoes a cancel at period end: the subscription renews again.
@@ -109,7 +112,7 @@ extension SaveDeskClient {
 
     /// An impression of the offer; fire-and-forget through the outbox (counted once per user,
     /// session and variant by the server).
-    public func recordOfferViewed(userId: String, productId: String, sessionId: String, variantId: String? = nil) {
+    public func recordOfferViewed(userId: String, productId: String, sessionId: String, variantId: Int? = nil) {
         enqueue(.offerViewed, Components.Schemas.OfferViewedRequest(
             userId: userId, productId: productId, sessionId: sessionId, flowType: "switch_and_save", variantId: variantId))
     }

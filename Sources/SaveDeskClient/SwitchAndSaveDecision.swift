@@ -28,10 +28,11 @@ public struct SwitchAndSaveDecision: Sendable, Equatable {
         dismissal = try wire.dismissal.map { try WireConversion.convert($0) }
         isSandbox = wire.isSandbox
         serverTime = wire.serverTime
-        requiresAppleCancel = wire.offer?.requiresAppleCancel ?? false
-        appleSubscription = try wire.offer?.appleSubscription.map { try WireConversion.convert($0) }
-        display = try wire.offer?.display.map { try WireConversion.convert($0) }
-        if state.carriesOfferData, let offer = wire.offer, let productId = offer.checkoutProductId, let display {
+        requiresAppleCancel = wire.offer.requiresAppleCancel
+        appleSubscription = try wire.offer.appleSubscription.map { try WireConversion.convert($0) }
+        display = try wire.offer.display.map { try WireConversion.convert($0) }
+        let offer = wire.offer, productId = offer.checkoutProductId
+        if state.carriesOfferData, !productId.isEmpty, let display {
             offerData = MigrationOffer.OfferData(
                 prompt: .init(productId: productId, discountPercent: offer.savingsPercent, title: display.title,
                               message: display.body, ctaText: display.ctaText),

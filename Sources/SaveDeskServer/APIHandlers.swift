@@ -16,8 +16,8 @@ struct APIHandlers: APIProtocol {
     let appStore: AppStoreService
     let checkout: CheckoutService
     let upgrades: UpgradeService
-    /// The catalog and the cancel flow do not change while the server runs: converted once.
-    let products: Schemas.ProductsResponse
+    let catalog: CatalogService
+    /// The cancel flow does not change while the server runs: converted once.
     let cancelFlowConfig: Schemas.CancelFlowConfig
 
     init(service: SubscriptionService, desk: DeskService, portal: PortalService, appStore: AppStoreService) throws {
@@ -25,26 +25,20 @@ struct APIHandlers: APIProtocol {
         self.appStore = appStore
         self.desk = desk
         self.portal = portal
-        switchAndSave = SwitchAndSaveService(subscriptions: service)
+        let switchAndSave = SwitchAndSaveService(subscriptions: service)
+        self.switchAndSave = switchAndSave
         analytics = AnalyticsService(store: service.store, config: service.config)
         testClock = TestClockService(subscriptions: service, appStore: appStore)
         winBack = WinBackService(subscriptions: service)
-        checkout = CheckoutService(subscriptions: service, portal: portal)
+        checkout = CheckoutService(subscriptions: service, portal: portal, switchAndSave: switchAndSave)
         upgrades = UpgradeService(subscriptions: service, checkout: checkout)
-        let config = service.config
-        products = Schemas.ProductsResponse(
-            products: try config.products.map { try WireMapping.convert($0.product) },
-            config: .init(
-                checkout: .init(enabled: config.products.contains { $0.webPrice != nil }),
-                migration: try config.campaign.map { try WireMapping.convert($0) },
-                offer: try config.cancelFlow.config.offer.map { try WireMapping.convert($0) }
-            )
-        )
-        cancelFlowConfig = try WireMapping.convert(config.cancelFlow.config)
+        catalog = try CatalogService(subscriptions: service, switchAndSave: switchAndSave)
+        cancelFlowConfig = try WireMapping.convert(service.config.cancelFlow.config)
     }
 
     func getProducts(_ input: Operations.GetProducts.Input) async throws -> Operations.GetProducts.Output {
-        .ok(.init(body: .json(products)))
+        let demo = input.query.demo.flatMap { CatalogService.Demo(rawValue: $0.rawValue) }
+        return .ok(.init(body: .json(try await catalog.catalog(userId: input.query.userId, demo: demo))))
     }
 
     func getCancelFlowConfig(_ input: Operations.GetCancelFlowConfig.Input) async throws -> Operations.GetCancelFlowConfig.Output {
@@ -178,7 +172,45 @@ struct APIHandlers: APIProtocol {
         _ input: Operations.SyncStoreKitTransaction.Input
     ) async throws -> Operations.SyncStoreKitTransaction.Output {
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await appStore.sync(body, idempotencyKey: input.headers.idempotencyKey))))
+        let key = input.headers.idempotencyKey
+        switch body {
+        case .StoreKitTransactionRequest(let one):
+            return .ok(.init(body: .json(.StoreKitTransactionResponse(try await appStore.sync(one, idempotencyKey: key)))))
+        case .StoreKitReconcileRequest(let chunk):
+            return .ok(.init(body: .json(.StoreKitReconcileResponse(try await appStore.reconcile(chunk, idempotencyKey: key)))))
+        }
+    }
+
+    func claimEntitlement(_ input: Operations.ClaimEntitlement.Input) async throws -> Operations.ClaimEntitlement.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await appStore.claim(body, idempotencyKey: input.headers.idempotencyKey))))
+    }
+
+    func getTransactionHistory(_ input: Operations.GetTransactionHistory.Input) async throws -> Operations.GetTransactionHistory.Output {
+        .ok(.init(body: .json(try await checkout.history(userId: input.query.userId))))
+    }
+
+    func createCheckoutBatch(_ input: Operations.CreateCheckoutBatch.Input) async throws -> Operations.CreateCheckoutBatch.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await checkout.batch(body, idempotencyKey: input.headers.idempotencyKey))))
+    }
+
+    func getCheckoutConfig(_ input: Operations.GetCheckoutConfig.Input) async throws -> Operations.GetCheckoutConfig.Output {
+        .ok(.init(body: .json(try await checkout.checkoutConfig(id: input.path.transactionId))))
+    }
+
+    func finalizeCheckout(_ input: Operations.FinalizeCheckout.Input) async throws -> Operations.FinalizeCheckout.Output {
+        .ok(.init(body: .json(try await checkout.finalize(id: input.path.transactionId))))
+    }
+
+    func createCheckoutSession(_ input: Operations.CreateCheckoutSession.Input) async throws -> Operations.CreateCheckoutSession.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await checkout.session(body, idempotencyKey: input.headers.idempotencyKey))))
+    }
+
+    func recordFunnelEvent(_ input: Operations.RecordFunnelEvent.Input) async throws -> Operations.RecordFunnelEvent.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await service.recordFunnelEvent(body, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func getStoreKitSubscriptionStatus(

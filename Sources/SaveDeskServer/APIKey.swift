@@ -2,8 +2,8 @@ import Crypto
 import Foundation
 
 /// An API key from the config. The prefix decides its kind and mode: `pk_test_…`, `pk_live_…`
-/// (publishable, for apps) and `sk_test_…`, `sk_live_…` (secret, for operators; each bound to an
-/// operator name).
+/// and the SDK's own format `zs_pk_test_…`, `zs_pk_live_…` (publishable, for apps), and
+/// `sk_test_…`, `sk_live_…` (secret, for operators; each bound to an operator name).
 public struct APIKey: Hashable, Sendable {
     public enum Kind: String, Hashable, Sendable { case publishable, secret }
     public enum Mode: String, Hashable, Sendable { case test, live }
@@ -18,6 +18,7 @@ public struct APIKey: Hashable, Sendable {
     public init?(key: String, operatorName: String? = nil) {
         let prefixes: [(String, Kind, Mode)] = [
             ("pk_test_", .publishable, .test), ("pk_live_", .publishable, .live),
+            ("zs_pk_test_", .publishable, .test), ("zs_pk_live_", .publishable, .live),
             ("sk_test_", .secret, .test), ("sk_live_", .secret, .live),
         ]
         guard let (_, kind, mode) = prefixes.first(where: { key.hasPrefix($0.0) }) else { return nil }

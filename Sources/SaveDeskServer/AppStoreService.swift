@@ -57,8 +57,18 @@ final class AppStoreService: Sendable {
 
     // MARK: Synced transactions
 
-    func sync(_ request: Schemas.StoreKitTransactionRequest, idempotencyKey: String?) async throws -> Schemas.StoreKitTransactionResponse {
-        let transaction = try await requireVerifier().verify(request.jwsRepresentation, as: AppStoreTransaction.self, now: subscriptions.now())
+    /// What applying one verified transaction did.
+    enum Applied: Sendable {
+        /// Another customer of this mode owns it: nothing changed.
+        case conflict(owner: CustomerRecord?)
+        /// Older than what was applied, or the same: nothing changed.
+        case unchanged(SubscriptionRecord)
+        case changed(before: SubscriptionRecord?, after: SubscriptionRecord)
+    }
+
+    /// A verified transaction of the request's mode, checked against the catalog.
+    func verifiedTransaction(_ jws: String) async throws -> (AppStoreTransaction, ServerConfig.ProductConfig, Price) {
+        let transaction = try await requireVerifier().verify(jws, as: AppStoreTransaction.self, now: subscriptions.clock.now())
         let live = RequestScope.current?.livemode ?? false
         guard Self.isLive(environment: transaction.environment ?? "") == live else {
             throw SaveDeskError.unprocessable(
@@ -69,41 +79,37 @@ final class AppStoreService: Sendable {
         guard let product = subscriptions.config.product(appStoreProductId: transaction.productId), let price = product.appStorePrice else {
             throw SaveDeskError.unprocessable("App Store product \(transaction.productId) is not in the catalog", code: "unknown_app_store_product")
         }
+        return (transaction, product, price)
+    }
+
+    /// Applies a verified transaction (and its signed renewal info) to the user's App Store
+    /// subscription inside the caller's transaction: created if new, changed only by newer signed
+    /// data, never taken from another customer (`claim` does that, on purpose).
+    func apply(
+        _ transaction: AppStoreTransaction, product: ServerConfig.ProductConfig, price: Price, renewal: AppStoreRenewalInfo?,
+        willAutoRenew: Bool?, userId: String, _ db: any SQLDatabase, now: Int64
+    ) async throws -> Applied {
+        let live = RequestScope.current?.livemode ?? false
         let otid = transaction.originalTransactionId
-        return try await subscriptions.mutate(
-            operation: "syncStoreKitTransaction", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
-            action: "app_store.transaction_synced"
-        ) { db, now in
-            _ = try await subscriptions.customer(db, id: request.userId)
-            let existing = try await Self.record(db, originalTransactionId: otid)
-            if let existing, existing.customerId != request.userId || existing.livemode != live {
-                return .init(
-                    output: .init(status: "conflict", owned: false, originalTransactionId: otid, conflict: true, claimAvailable: true),
-                    before: nil, after: nil, changed: false
-                )
-            }
-            let owned = Schemas.StoreKitTransactionResponse(
-                status: "ok", owned: true, originalTransactionId: otid, conflict: false, claimAvailable: false
-            )
-            // Older signed data than what was applied (a re-sync after a refund, a late device)
-            // changes nothing.
-            guard Self.isNewer(transaction.signedDate, than: existing) else {
-                return .init(output: owned, before: existing, after: existing, changed: false)
-            }
-            var record = existing ?? SubscriptionRecord(
-                id: "sub_as_\(otid)", customerId: request.userId, productId: product.id, source: .appStore, status: "active",
-                willRenew: request.willAutoRenew ?? true, isTrial: false, trialType: nil,
-                startedAt: Self.date(transaction.originalPurchaseDate ?? transaction.purchaseDate) ?? now,
-                currentPeriodEnd: nil, trialEndsAt: nil, cancelledAt: nil, accessUntil: nil, cancelReason: nil, pausedAt: nil,
-                pauseResumesAt: nil, gracePeriodEndsAt: nil, pastDueSince: nil, expirationIntent: nil,
-                originalTransactionId: otid, priceMicros: price.amountMicros, currency: price.currencyCode, updatedAt: now,
-                livemode: live
-            )
-            let before = existing
+        let existing = try await Self.record(db, originalTransactionId: otid)
+        if let existing, existing.customerId != userId || existing.livemode != live {
+            return .conflict(owner: existing.livemode == live ? try await db.customer(id: existing.customerId) : nil)
+        }
+        var record = existing ?? SubscriptionRecord(
+            id: "sub_as_\(otid)", customerId: userId, productId: product.id, source: .appStore, status: "active",
+            willRenew: willAutoRenew ?? true, isTrial: false, trialType: nil,
+            startedAt: Self.date(transaction.originalPurchaseDate ?? transaction.purchaseDate) ?? now,
+            currentPeriodEnd: nil, trialEndsAt: nil, cancelledAt: nil, accessUntil: nil, cancelReason: nil, pausedAt: nil,
+            pauseResumesAt: nil, gracePeriodEndsAt: nil, pastDueSince: nil, expirationIntent: nil,
+            originalTransactionId: otid, priceMicros: price.amountMicros, currency: price.currencyCode, updatedAt: now,
+            livemode: live
+        )
+        let before = existing
+        if Self.isNewer(transaction.signedDate, than: existing) {
             record.productId = product.id
             record.currentPeriodEnd = Self.date(transaction.expiresDate) ?? record.currentPeriodEnd
             // The device's word on auto-renewal counts only until signed renewal info arrives.
-            if let willRenew = request.willAutoRenew, record.appstoreRenewalSignedAt == nil { record.willRenew = willRenew }
+            if let willAutoRenew, record.appstoreRenewalSignedAt == nil { record.willRenew = willAutoRenew }
             if let revoked = Self.date(transaction.revocationDate) {
                 record.status = Entitlement.Status.revoked.wireValue
                 record.willRenew = false
@@ -114,9 +120,125 @@ final class AppStoreService: Sendable {
                 record.status = Entitlement.Status.active.wireValue
             }
             record.appstoreSignedAt = transaction.signedDate ?? 0
-            record.updatedAt = now
-            if existing == nil { try await db.insert(record, into: "subscriptions") } else { try await db.update(record) }
-            return .init(output: owned, before: before, after: record)
+        }
+        if let renewal, renewal.originalTransactionId == otid, (renewal.signedDate ?? 0) > (record.appstoreRenewalSignedAt ?? -1) {
+            record.willRenew = renewal.autoRenewStatus == 1
+            record.appstoreRenewalSignedAt = renewal.signedDate ?? 0
+        }
+        guard record != before else { return .unchanged(record) }
+        record.updatedAt = now
+        if existing == nil { try await db.insert(record, into: "subscriptions") } else { try await db.update(record) }
+        return .changed(before: before, after: record)
+    }
+
+    /// Who owns a transaction, masked for the device of another user (`c***@example.com`).
+    static func ownerHint(_ owner: CustomerRecord?) -> String? {
+        guard let email = owner?.email, let at = email.firstIndex(of: "@"), at > email.startIndex else { return nil }
+        return String(email[email.startIndex]) + "***" + email[at...]
+    }
+
+    func sync(_ request: Schemas.StoreKitTransactionRequest, idempotencyKey: String?) async throws -> Schemas.StoreKitTransactionResponse {
+        let (transaction, product, price) = try await verifiedTransaction(request.jwsRepresentation)
+        let otid = transaction.originalTransactionId
+        return try await subscriptions.mutate(
+            operation: "syncStoreKitTransaction", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
+            action: "app_store.transaction_synced"
+        ) { db, now in
+            _ = try await subscriptions.customer(db, id: request.userId)
+            switch try await apply(transaction, product: product, price: price, renewal: nil, willAutoRenew: request.willAutoRenew,
+                                   userId: request.userId, db, now: now) {
+            case .conflict(let owner):
+                return .init(
+                    output: .init(status: "conflict", owned: false, originalTransactionId: otid, conflict: true, claimAvailable: true,
+                                  existingOwnerHint: Self.ownerHint(owner)),
+                    before: nil, after: nil, changed: false
+                )
+            case .unchanged(let record):
+                return .init(output: Self.owned(otid), before: record, after: record, changed: false)
+            case .changed(let before, let after):
+                return .init(output: Self.owned(otid), before: before, after: after)
+            }
+        }
+    }
+
+    static func owned(_ otid: String) -> Schemas.StoreKitTransactionResponse {
+        .init(status: "ok", owned: true, originalTransactionId: otid, conflict: false, claimAvailable: false)
+    }
+
+    /// The SDK's bulk reconcile: each signed transaction (with its renewal info) verified and
+    /// applied as a sync would be; a chunk sent again changes nothing (older or equal signed data).
+    func reconcile(_ request: Schemas.StoreKitReconcileRequest, idempotencyKey: String?) async throws -> Schemas.StoreKitReconcileResponse {
+        var verified: [(AppStoreTransaction, ServerConfig.ProductConfig, Price, AppStoreRenewalInfo?)] = []
+        var skipped: [Schemas.ReconcileSkip] = []
+        let verifier = try requireVerifier()
+        for item in request.transactions {
+            do {
+                let (transaction, product, price) = try await verifiedTransaction(item.signedTransaction)
+                let renewal = try await item.signedRenewalInfo.asyncMap {
+                    try await verifier.verify($0, as: AppStoreRenewalInfo.self, now: subscriptions.clock.now())
+                }
+                verified.append((transaction, product, price, renewal))
+            } catch let error as SaveDeskError {
+                skipped.append(.init(reason: error.code))
+            }
+        }
+        let userId = request.userId
+        return try await subscriptions.mutate(
+            operation: "reconcileStoreKitTransactions", request: request, idempotencyKey: idempotencyKey, customerId: userId,
+            action: "app_store.reconciled"
+        ) { db, now in
+            _ = try await subscriptions.customer(db, id: userId)
+            var skipped = skipped, emitted = 0
+            for (transaction, product, price, renewal) in verified {
+                switch try await apply(transaction, product: product, price: price, renewal: renewal, willAutoRenew: nil,
+                                       userId: userId, db, now: now) {
+                case .conflict: skipped.append(.init(reason: "owned_by_another_user", transactionId: transaction.transactionId))
+                case .unchanged: break
+                case .changed: emitted += 1
+                }
+            }
+            return .init(
+                output: .init(status: "ok", processed: verified.count, eventsEmitted: emitted, skipped: skipped),
+                before: nil, after: nil, changed: emitted > 0
+            )
+        }
+    }
+
+    /// Moves a verified App Store subscription to this user (the device holds its signed
+    /// transaction, which is the proof); audited on both customers.
+    func claim(_ request: Schemas.ClaimRequest, idempotencyKey: String?) async throws -> Schemas.ClaimResponse {
+        let (transaction, product, price) = try await verifiedTransaction(request.jwsRepresentation)
+        let otid = transaction.originalTransactionId
+        return try await subscriptions.mutate(
+            operation: "claimEntitlement", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
+            action: "app_store.claimed"
+        ) { db, now in
+            _ = try await subscriptions.customer(db, id: request.userId)
+            if var record = try await Self.record(db, originalTransactionId: otid), record.livemode == (RequestScope.current?.livemode ?? false),
+                record.customerId != request.userId
+            {
+                let before = record
+                record.customerId = request.userId
+                record.updatedAt = now
+                try await db.update(record)
+                try await db.insert(AuditRecord(
+                    id: AuditID.next(), at: now, actor: RequestScope.current?.actor ?? "app", customerId: before.customerId,
+                    action: "app_store.claimed_by_another_user", parameters: try SubscriptionService.json(["claimed_by": request.userId]),
+                    beforeState: try SubscriptionService.json(before), afterState: nil, requestId: RequestScope.current?.requestId ?? "claim"
+                ), into: "audit_events")
+                return .init(
+                    output: .init(status: "claimed", claimed: true, productId: product.id, originalTransactionId: otid,
+                                  message: "moved from another account to this one"),
+                    before: before, after: record
+                )
+            }
+            let applied = try await apply(transaction, product: product, price: price, renewal: nil, willAutoRenew: nil,
+                                          userId: request.userId, db, now: now)
+            let output = Schemas.ClaimResponse(status: "ok", claimed: true, productId: product.id, originalTransactionId: otid)
+            switch applied {
+            case .changed(let before, let after): return .init(output: output, before: before, after: after)
+            case .unchanged, .conflict: return .init(output: output, before: nil, after: nil, changed: false)
+            }
         }
     }
 
@@ -130,7 +252,8 @@ final class AppStoreService: Sendable {
             let entitlement = EntitlementMapping.entitlement(record, now: now, policy: subscriptions.config.billing.lifecyclePolicy)
             return Schemas.StoreKitSubscriptionStatus(
                 status: SwitchAndSaveService.appStoreStatus(record.entitlementStatus)?.code ?? 2,
-                autoRenewStatus: record.willRenew ? 1 : 0, expiresAt: entitlement.expiresAt, isActive: entitlement.isActive
+                autoRenewStatus: record.willRenew ? 1 : 0, expiresAt: entitlement.expiresAt, isActive: entitlement.isActive,
+                autoRenewEnabled: record.willRenew
             )
         }
     }

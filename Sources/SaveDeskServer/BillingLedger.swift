@@ -43,8 +43,12 @@ struct BillingLedger: Sendable {
     /// Applies every transition due by `now`, in time order: pause auto-resume, trial end and
     /// first charge, renewals, cancel-at-period-end expiry, past due → expired. Returns the
     /// charges made (paid or failed) and a short description of each step.
+    /// `appStore` is the customer's active App Store subscription of the same group, if any: a
+    /// migration trial never ends while Apple is paid (the web follows Apple's period) or about to
+    /// renew (the web waits a day at a time for Apple's answer), so nobody is charged twice.
     func settle(
-        _ subscription: inout SubscriptionRecord, discounts: [DiscountRecord], cardFailing: Bool, now: Int64
+        _ subscription: inout SubscriptionRecord, discounts: [DiscountRecord], cardFailing: Bool, now: Int64,
+        appStore: (paidThrough: Int64, renewing: Bool)? = nil
     ) -> (charges: [ChargeRecord], steps: [String]) {
         guard subscription.source == .web else { return ([], []) }
         var charges: [ChargeRecord] = []
@@ -79,6 +83,15 @@ struct BillingLedger: Sendable {
             case .trialing:
                 guard let end = subscription.trialEndsAt ?? subscription.currentPeriodEnd, end <= now else {
                     return (charges, steps)
+                }
+                if subscription.trialType == "migration", let apple = appStore, apple.paidThrough > end || apple.renewing {
+                    let until = apple.paidThrough > end ? apple.paidThrough : end + Self.day
+                    subscription.trialEndsAt = until
+                    subscription.currentPeriodEnd = until
+                    steps.append(apple.paidThrough > end
+                        ? "the App Store subscription is paid until \(CalendarDays.display(Date(unixSeconds: until), in: .gmt)); the migration trial follows it (no double charge)"
+                        : "Apple still renews; the migration trial waits a day for Apple (no double charge)")
+                    continue
                 }
                 subscription.isTrial = false
                 subscription.trialType = nil
@@ -208,7 +221,9 @@ struct BillingLedger: Sendable {
         try requireLive(subscription, productName: productName)
         switch subscription.entitlementStatus {
         case .paused:
-            throw .conflict("\(productName) is already paused until \(WireFormat.formatDate(Date(unixSeconds: subscription.pauseResumesAt ?? now)))", code: "already_paused")
+            // The SDK sends no Idempotency-Key: a second pause answers as the first did.
+            if let resumes = subscription.pauseResumesAt { return resumes }
+            throw .conflict("\(productName) is already paused", code: "already_paused")
         case .active:
             break
         default:

@@ -24,21 +24,33 @@ struct CheckoutRecord: Codable, Hashable, Sendable {
     var createdAt: Int64
     var purchasedAt: Int64?
     var livemode: Bool = false
+    /// Handed out once by finalize; the same on every repeat.
+    var clientSecret: String? = nil
+    /// native or browser (a checkout session).
+    var mode: String? = nil
 }
 
-/// Web checkout (billing.md). With an App Store expiry it bridges the paid App Store period with
-/// a migration trial: nothing is charged now and the discounted price at the trial's end, so the
-/// customer never pays twice. With under 48 h left there is no trial: billing starts at the
-/// boundary. Paying creates the web subscription and entitlement.
+/// Web checkout (billing.md), as the SDK drives it: create (deferred: no client secret yet), the
+/// config of the payment sheet, finalize, then the payment (a webhook in real life; the simulator
+/// here) creates the web subscription.
+///
+/// Money moves only on the server's own facts. Switching from the App Store, the trial bridges the
+/// remaining paid period of the server's *verified* App Store record of the original transaction
+/// (with a claimed end date too, the earlier of the two; with no verified record, no trial), and
+/// the switch-and-save discount applies only when the customer is eligible, never because a request
+/// asked. With under 48 h left there is no trial: billing starts at the boundary. Either way nothing
+/// is charged now, so the customer never pays twice.
 final class CheckoutService: Sendable {
     typealias Schemas = Components.Schemas
     let subscriptions: SubscriptionService
     let portal: PortalService
+    let switchAndSave: SwitchAndSaveService
     private let inFlight = Mutex<Set<String>>([])
 
-    init(subscriptions: SubscriptionService, portal: PortalService) {
+    init(subscriptions: SubscriptionService, portal: PortalService, switchAndSave: SwitchAndSaveService) {
         self.subscriptions = subscriptions
         self.portal = portal
+        self.switchAndSave = switchAndSave
     }
 
     var config: ServerConfig { subscriptions.config }
@@ -46,57 +58,131 @@ final class CheckoutService: Sendable {
     static let maximumTrial: Int64 = 730 * 86_400
     static let lifetime: Int64 = 86_400
 
+    /// What a checkout asks for, from any of the SDK's checkout calls.
+    struct Ask: Encodable, Sendable {
+        var productId: String
+        var userId: String?
+        var storekitSubscriptionEnd: Date?
+        var storekitOriginalTransactionId: String?
+        var mode: String?
+    }
+
     func create(_ request: Schemas.CheckoutRequest, idempotencyKey: String?) async throws -> Schemas.CheckoutResponse {
-        let product = try subscriptions.product(request.productId)
+        try await create(Ask(
+            productId: request.productId, userId: request.userId, storekitSubscriptionEnd: request.storekitSubscriptionEnd,
+            storekitOriginalTransactionId: request.storekitOriginalTransactionId, mode: request.checkoutMode?.rawValue
+        ), request: request, idempotencyKey: idempotencyKey)
+    }
+
+    func create(_ ask: Ask, request: some Encodable & Sendable, idempotencyKey: String?) async throws -> Schemas.CheckoutResponse {
+        let product = try subscriptions.product(ask.productId)
         guard let price = product.webPrice else {
-            throw SaveDeskError.notFound("\(product.displayName) has no web price", code: "unknown_product")
+            throw SaveDeskError.notFound("\(product.displayName) has no web price", code: "product_not_found")
         }
-        let key = "\(request.userId)|\(request.productId)"
+        guard let userId = ask.userId, !userId.isEmpty else {
+            throw SaveDeskError.unprocessable("a checkout needs the user_id of the customer it is for", code: "missing_user_id")
+        }
+        let key = "\(userId)|\(ask.productId)"
         guard inFlight.withLock({ $0.insert(key).inserted }) else {
             throw SaveDeskError.conflict("a checkout for this customer and product is being created; try again shortly",
                                          code: "checkout_in_progress", retryAfter: 1)
         }
         defer { _ = inFlight.withLock { $0.remove(key) } }
-        let switching = request.storekitSubscriptionEnd != nil
-        let discount = switching ? (config.campaign?.prompt(forProductId: product.id).discountPercent ?? 0) : 0
         let original = Money.minorUnits(fromMicros: price.amountMicros, currencyCode: price.currencyCode)
-        let discounted = Money.minorUnits(
-            fromMicros: Money.discounted(micros: price.amountMicros, percentOff: discount, currencyCode: price.currencyCode),
-            currencyCode: price.currencyCode
-        )
         let base = portal.baseURL.withLock { $0 }
         return try await subscriptions.mutate(
-            operation: "createCheckout", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
-            action: "checkout.created"
+            operation: "createCheckout", request: request, idempotencyKey: idempotencyKey, customerId: userId, action: "checkout.created"
         ) { db, now in
-            _ = try await subscriptions.customer(db, id: request.userId)
+            let facts = try await switchAndSave.facts(db, userId: userId, now: Date(unixSeconds: now))
+            let bridge = try await bridgeEnd(db, ask: ask, userId: userId, appStore: facts.appStore, now: now)
+            // The discount: only for a customer the server itself finds eligible, switching to the
+            // product the offer is for.
+            let offered = facts.decision.state == .eligible ? facts.decision.offerData?.prompt : nil
+            let discount = bridge != nil && offered?.productId == product.id ? offered?.discountPercent ?? 0 : 0
+            let discounted = Money.minorUnits(
+                fromMicros: Money.discounted(micros: price.amountMicros, percentOff: discount, currencyCode: price.currencyCode),
+                currencyCode: price.currencyCode
+            )
             var record = CheckoutRecord(
-                id: "txn_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20), customerId: request.userId,
+                id: "txn_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20), customerId: userId,
                 productId: product.id, status: "pending", amount: original, originalAmount: original, pendingAmount: 0,
                 currency: price.currencyCode, discountPercent: discount, trialType: nil, trialEnd: nil,
-                storekitOriginalTransactionId: request.storekitOriginalTransactionId, storekitStatus: nil, subscriptionId: nil,
-                createdAt: now, purchasedAt: nil, livemode: RequestScope.current?.livemode ?? false
+                storekitOriginalTransactionId: facts.appStore?.originalTransactionId ?? ask.storekitOriginalTransactionId,
+                storekitStatus: nil, subscriptionId: nil, createdAt: now, purchasedAt: nil,
+                livemode: RequestScope.current?.livemode ?? false, mode: ask.mode
             )
-            if let end = request.storekitSubscriptionEnd?.unixSeconds {
-                guard end > now else {
-                    throw SaveDeskError.unprocessable("the App Store subscription has already ended; use a plain checkout", code: "storekit_period_over")
-                }
-                guard end - now <= Self.maximumTrial else {
-                    throw SaveDeskError.badRequest("storekit_subscription_end is more than 730 days away", code: "invalid_storekit_end")
-                }
+            if let end = bridge {
                 record.amount = 0
                 record.pendingAmount = discounted
                 record.trialEnd = end
                 record.trialType = end - now >= Self.minimumTrial ? "migration" : nil
             }
             try await db.insert(record, into: "checkout_transactions")
-            return .init(output: Schemas.CheckoutResponse(
-                transactionId: record.id, checkoutUrl: "\(base)/checkout/\(record.id)", amount: Int(record.amount),
-                currency: record.currency, originalAmount: Int(original), productName: product.displayName, isSubscription: true,
-                subscriptionInterval: product.interval.wireValue, trialType: record.trialType, trialEnd: record.trialEnd.map(Int.init),
-                pendingAmount: Int(record.pendingAmount)
-            ), before: nil, after: nil)
+            return .init(output: response(record, product: product, base: base), before: nil, after: nil)
         }
+    }
+
+    /// Until when a switch may bridge: the remaining paid period of the customer's own verified,
+    /// active App Store subscription (the one named by its original transaction id, else the
+    /// live one), capped by a claimed end date. Nil: no verified App Store period, no trial.
+    private func bridgeEnd(
+        _ db: any SQLDatabase, ask: Ask, userId: String, appStore live: SubscriptionRecord?, now: Int64
+    ) async throws -> Int64? {
+        guard ask.storekitOriginalTransactionId != nil || ask.storekitSubscriptionEnd != nil else { return nil }
+        var record = live
+        if let otid = ask.storekitOriginalTransactionId, !otid.isEmpty {
+            record = try await AppStoreService.record(db, originalTransactionId: otid)
+        }
+        guard let record, record.customerId == userId, record.source == .appStore,
+            record.livemode == (RequestScope.current?.livemode ?? false), record.entitlementStatus == .active,
+            let paidThrough = record.currentPeriodEnd, paidThrough > now
+        else { return nil }
+        let claimed = ask.storekitSubscriptionEnd?.unixSeconds
+        let end = min(paidThrough, claimed ?? paidThrough)
+        guard end > now else {
+            throw SaveDeskError.unprocessable("the App Store subscription has already ended; use a plain checkout", code: "storekit_period_over")
+        }
+        return min(end, now + Self.maximumTrial)
+    }
+
+    private func response(_ record: CheckoutRecord, product: ServerConfig.ProductConfig, base: String) -> Schemas.CheckoutResponse {
+        Schemas.CheckoutResponse(
+            transactionId: record.id, checkoutUrl: "\(base)/checkout/\(record.id)",
+            callbackUrl: "\(base)/checkout/callback?transaction_id=\(record.id)&product_id=\(record.productId)",
+            publishableKey: config.checkout.publishableKey, deferredMode: true, amount: Int(record.amount), currency: record.currency,
+            originalAmount: Int(record.originalAmount), productName: product.displayName, isSubscription: true,
+            subscriptionInterval: product.interval.wireValue, merchantCountry: config.checkout.merchantCountry,
+            trialType: record.trialType, trialEnd: record.trialEnd.map(Int.init), pendingAmount: Int(record.pendingAmount)
+        )
+    }
+
+    /// Several checkouts; each result carries its checkout or the reason it has none.
+    func batch(_ request: Schemas.BatchCheckoutRequest, idempotencyKey: String?) async throws -> Schemas.BatchCheckoutResponse {
+        var results: [Schemas.BatchCheckoutResult] = []
+        for (index, item) in request.products.enumerated() {
+            let ask = Ask(productId: item.productId, userId: request.userId, storekitSubscriptionEnd: item.storekitSubscriptionEnd,
+                          storekitOriginalTransactionId: item.storekitOriginalTransactionId, mode: nil)
+            do {
+                let made = try await create(ask, request: ask, idempotencyKey: idempotencyKey.map { "\($0)#\(index)" })
+                results.append(.init(
+                    productId: item.productId, transactionId: made.transactionId, checkoutUrl: made.checkoutUrl,
+                    callbackUrl: made.callbackUrl, publishableKey: made.publishableKey, deferredMode: made.deferredMode,
+                    amount: made.amount, currency: made.currency, originalAmount: made.originalAmount, productName: made.productName,
+                    isSubscription: made.isSubscription, subscriptionInterval: made.subscriptionInterval, trialEnd: made.trialEnd,
+                    pendingAmount: made.pendingAmount
+                ))
+            } catch let error as SaveDeskError {
+                results.append(.init(productId: item.productId, error: error.message))
+            }
+        }
+        return .init(results: results)
+    }
+
+    /// A browser checkout (Safari flows): a session id and the page.
+    func session(_ request: Schemas.CheckoutSessionRequest, idempotencyKey: String?) async throws -> Schemas.CheckoutSession {
+        let ask = Ask(productId: request.productId, userId: request.userId, mode: "browser")
+        let made = try await create(ask, request: request, idempotencyKey: idempotencyKey)
+        return .init(sessionId: "cs_" + made.transactionId, checkoutUrl: made.checkoutUrl, transactionId: made.transactionId)
     }
 
     /// A checkout of the request's mode (a test key never sees a live checkout, and the other way round).
@@ -108,10 +194,51 @@ final class CheckoutService: Sendable {
         return record
     }
 
-    private func wire(_ record: CheckoutRecord, expiresAt: Int64?) -> Schemas.CheckoutTransaction {
+    /// Whether a pending checkout can still be paid.
+    private func checkNotExpired(_ record: CheckoutRecord, now: Int64) throws(SaveDeskError) {
+        if record.status == "failed" || (record.status == "pending" && now - record.createdAt > Self.lifetime) {
+            throw SaveDeskError(status: 410, code: "checkout_expired", "this checkout expired; create a new one")
+        }
+    }
+
+    /// The terms of a deferred checkout, for the payment sheet.
+    func checkoutConfig(id: String) async throws -> Schemas.CheckoutConfig {
+        let now = subscriptions.now().unixSeconds
+        let record = try await subscriptions.store.exclusive { db in try await load(db, id) }
+        try checkNotExpired(record, now: now)
+        let product = try subscriptions.product(record.productId)
+        return Schemas.CheckoutConfig(
+            amount: Int(record.amount), currency: record.currency, productName: product.displayName, isSubscription: true,
+            hasTrial: record.trialEnd != nil, trialEnd: record.trialEnd.map(Int.init), originalAmountCents: Int(record.originalAmount),
+            publishableKey: config.checkout.publishableKey, merchantCountry: config.checkout.merchantCountry,
+            subscriptionInterval: product.interval.wireValue
+        )
+    }
+
+    /// The client secret of a deferred checkout: made once, the same on every repeat; 410 once the
+    /// checkout expired.
+    func finalize(id: String) async throws -> Schemas.FinalizeResponse {
+        let customer = try await subscriptions.store.exclusive { db in try await load(db, id).customerId }
+        let secret: String = try await subscriptions.mutate(
+            operation: "finalizeCheckout", request: ["transaction_id": id], idempotencyKey: nil, customerId: customer,
+            action: "checkout.finalized"
+        ) { db, now in
+            let record = try await load(db, id)
+            if let secret = record.clientSecret { return .init(output: secret, before: nil, after: nil, changed: false) }
+            try checkNotExpired(record, now: now)
+            let secret = "pi_\(record.id)_secret_\(PortalService.newToken().prefix(24))"
+            try await db.update("checkout_transactions").set("client_secret", to: secret).where("id", .equal, id).run()
+            return .init(output: secret, before: nil, after: nil)
+        }
+        return .init(clientSecret: secret)
+    }
+
+    func wire(_ record: CheckoutRecord, expiresAt: Int64?) -> Schemas.CheckoutTransaction {
         Schemas.CheckoutTransaction(
-            id: record.id, productId: record.productId, status: record.status, source: "web_checkout",
-            purchasedAt: record.purchasedAt.map(Date.init(unixSeconds:)), expiresAt: expiresAt.map(Date.init(unixSeconds:)),
+            id: record.id, productId: record.productId,
+            status: Schemas.CheckoutTransaction.StatusPayload(rawValue: record.status) ?? .failed, source: .webCheckout,
+            purchasedAt: Date(unixSeconds: record.purchasedAt ?? record.createdAt), expiresAt: expiresAt.map(Date.init(unixSeconds:)),
+            productName: config.product(id: record.productId)?.displayName, amountCents: Int(record.amount), currency: record.currency,
             storekitStatus: record.storekitStatus
         )
     }
@@ -124,22 +251,50 @@ final class CheckoutService: Sendable {
         }
     }
 
+    /// The user's web checkouts and App Store subscriptions, newest first.
+    func history(userId: String) async throws -> Schemas.TransactionHistory {
+        let livemode = RequestScope.current?.livemode ?? false
+        return try await subscriptions.store.exclusive { db in
+            _ = try await subscriptions.customer(db, id: userId)
+            var entries: [(at: Int64, transaction: Schemas.CheckoutTransaction)] = []
+            let checkouts = try await db.select().column("*").from("checkout_transactions").where("customer_id", .equal, userId)
+                .where("livemode", .equal, livemode)
+                .all(decoding: CheckoutRecord.self, with: SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase))
+            for record in checkouts {
+                let expires = try await record.subscriptionId.asyncMap { try await subscriptionEnd(db, $0) } ?? nil
+                entries.append((record.purchasedAt ?? record.createdAt, wire(record, expiresAt: expires)))
+            }
+            for record in try await db.subscriptions(customerId: userId) where record.source == .appStore {
+                let status = SwitchAndSaveService.appStoreStatus(record.entitlementStatus)
+                entries.append((record.startedAt, Schemas.CheckoutTransaction(
+                    id: record.originalTransactionId ?? record.id, productId: record.productId,
+                    status: status == .revoked ? .refunded : .completed, source: .storeKit,
+                    purchasedAt: Date(unixSeconds: record.startedAt), expiresAt: record.currentPeriodEnd.map(Date.init(unixSeconds:)),
+                    productName: config.product(id: record.productId)?.displayName,
+                    amountCents: Int(Money.minorUnits(fromMicros: record.priceMicros, currencyCode: record.currency)), currency: record.currency,
+                    storekitStatus: status?.code
+                )))
+            }
+            return .init(transactions: entries.sorted { ($0.at, $0.transaction.id) > ($1.at, $1.transaction.id) }.map(\.transaction))
+        }
+    }
+
     private func subscriptionEnd(_ db: any SQLDatabase, _ id: String) async throws -> Int64? {
         try await db.select().column("current_period_end").from("subscriptions").where("id", .equal, id).first()?
             .decode(column: "current_period_end", as: Int64?.self)
     }
 
+    /// What the device sees of Apple's side after a switch (1 still renewing … 5 revoked).
     func updateStoreKitStatus(id: String, _ update: Schemas.StoreKitStatusUpdate) async throws -> Schemas.StoreKitStatusUpdateResponse {
-        guard [1, 2].contains(update.storekitStatus) else {
-            throw SaveDeskError.badRequest("storekit_status is 1 (Apple still renewing) or 2 (Apple renewal off), got \(update.storekitStatus)", code: "invalid_storekit_status")
-        }
         let customer = try await subscriptions.store.exclusive { db in try await load(db, id).customerId }
         return try await subscriptions.mutate(
             operation: "updateTransactionStoreKitStatus", request: update, idempotencyKey: nil, customerId: customer,
             action: "checkout.storekit_status"
         ) { db, _ in
-            var record = try await load(db, id)
-            record.storekitStatus = update.storekitStatus
+            let record = try await load(db, id)
+            guard record.storekitStatus != update.storekitStatus else {
+                return .init(output: .init(id: record.id, storekitStatus: update.storekitStatus), before: nil, after: nil, changed: false)
+            }
             try await db.update("checkout_transactions").set("storekit_status", to: update.storekitStatus).where("id", .equal, id).run()
             return .init(output: .init(id: record.id, storekitStatus: update.storekitStatus), before: nil, after: nil)
         }
@@ -157,9 +312,7 @@ final class CheckoutService: Sendable {
             guard record.status == "pending" else {
                 throw SaveDeskError.conflict("transaction \(record.id) is already \(record.status)", code: "transaction_not_pending")
             }
-            guard now - record.createdAt <= Self.lifetime else {
-                throw SaveDeskError(status: 410, code: "checkout_expired", "this checkout expired; create a new one")
-            }
+            try checkNotExpired(record, now: now)
             guard request.outcome == .paid else {
                 record.status = "failed"
                 try await db.update("checkout_transactions").set("status", to: "failed").where("id", .equal, record.id).run()
@@ -213,7 +366,7 @@ final class CheckoutService: Sendable {
         var lines = ["\(product.displayName): \(money(record.originalAmount))/\(product.interval.wireValue)"]
         if let end = record.trialEnd {
             lines.append("Nothing to pay today. Your App Store subscription is paid until \(CalendarDays.display(Date(unixSeconds: end), in: .gmt)).")
-            lines.append("Then \(money(record.pendingAmount)) (\(record.discountPercent)% off) each \(product.interval.wireValue).")
+            lines.append("Then \(money(record.pendingAmount))\(record.discountPercent > 0 ? " (\(record.discountPercent)% off)" : "") each \(product.interval.wireValue).")
         } else {
             lines.append("Due today: \(money(record.amount)).")
         }

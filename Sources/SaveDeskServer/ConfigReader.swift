@@ -24,7 +24,7 @@ public enum ConfigReader {
         }
         let issues = IssueCollector()
         let root = TOMLNode(table: table, path: "", issues: issues)
-        root.allowOnly(["products", "cancel_flow", "switch_and_save", "api_keys", "billing", "win_back", "app_store", "server"])
+        root.allowOnly(["products", "cancel_flow", "switch_and_save", "api_keys", "billing", "win_back", "app_store", "server", "checkout"])
         let products = readProducts(root)
         let cancelFlow = readCancelFlow(root.table("cancel_flow", required: true), issues: issues)
         let campaign = root.table("switch_and_save").flatMap { readCampaign($0, products: products) }
@@ -33,11 +33,12 @@ public enum ConfigReader {
         let winBack = root.table("win_back").flatMap(readWinBack)
         let appStore = root.table("app_store").flatMap(readAppStore)
         let server = readServer(root.table("server"))
+        let checkout = readCheckout(root.table("checkout"))
         var config: ServerConfig?
         if let cancelFlow {
             config = ServerConfig(
                 products: products, cancelFlow: cancelFlow, campaign: campaign, apiKeys: keys, billing: billing, winBack: winBack,
-                appStore: appStore, server: server
+                appStore: appStore, server: server, checkout: checkout
             )
             for issue in config?.deploymentIssues(testClock: false) ?? [] { issues.add(issue.path, issue.message) }
         }
@@ -79,7 +80,7 @@ public enum ConfigReader {
                 id: id, displayName: name, description: node.string("description", required: false) ?? "",
                 interval: interval, tier: tier, webPrice: web, appStorePrice: appStore,
                 storekitProductId: node.string("storekit_product_id", required: false),
-                subscriptionGroupId: node.string("subscription_group_id", required: false)
+                subscriptionGroupId: node.int("subscription_group_id", required: false, in: 1...Int(Int32.max))
             )
         }
     }
@@ -101,7 +102,7 @@ public enum ConfigReader {
         }
         let config = CancelFlow.Config(
             enabled: node.bool("enabled", default: true), questions: questions, offer: offer, pause: pause,
-            variantId: node.string("variant_id", required: false)
+            variantId: node.int("variant_id", required: false, in: 0...Int(Int32.max))
         )
         return ServerConfig.CancelFlowSettings(
             config: config, offerTerms: terms, defaultPauseOptionId: defaultPause, maxPauseDays: maxPause
@@ -288,7 +289,7 @@ public enum ConfigReader {
             guard let text = node.string("key") else { return nil }
             let operatorName = node.string("operator", required: false)
             guard let key = APIKey(key: text, operatorName: operatorName) else {
-                node.issues.add(node.child("key"), "must start with pk_test_, pk_live_, sk_test_ or sk_live_")
+                node.issues.add(node.child("key"), "must start with pk_test_, pk_live_, zs_pk_test_, zs_pk_live_, sk_test_ or sk_live_")
                 return nil
             }
             if text.count < 16 { node.issues.add(node.child("key"), "is too short (at least 16 characters)") }
@@ -361,6 +362,25 @@ public enum ConfigReader {
         return ServerConfig.ServerSettings(
             publicBaseURL: base, readTimeoutSeconds: node.int("read_timeout_seconds", required: false, in: 1...300) ?? 10,
             returnURLSchemes: schemes
+        )
+    }
+
+    static func readCheckout(_ node: TOMLNode?) -> ServerConfig.CheckoutSettings {
+        guard let node else { return ServerConfig.CheckoutSettings() }
+        node.allowOnly(["app_id", "publishable_key", "merchant_country", "sheet_type"])
+        let defaults = ServerConfig.CheckoutSettings()
+        let country = (node.string("merchant_country", required: false) ?? defaults.merchantCountry).uppercased()
+        if country.count != 2 || !country.allSatisfy(\.isLetter) {
+            node.issues.add(node.child("merchant_country"), "expected a two-letter country code, got \"\(country)\"")
+        }
+        let sheet = node.string("sheet_type", required: false) ?? defaults.sheetType
+        if !["webview", "safari_vc", "safari", "native_pay"].contains(sheet) {
+            node.issues.add(node.child("sheet_type"), "must be webview, safari_vc, safari or native_pay, got \"\(sheet)\"")
+        }
+        return ServerConfig.CheckoutSettings(
+            appId: node.int("app_id", required: false, in: 1...Int(Int32.max)) ?? defaults.appId,
+            publishableKey: node.string("publishable_key", required: false) ?? defaults.publishableKey,
+            merchantCountry: country, sheetType: sheet
         )
     }
 

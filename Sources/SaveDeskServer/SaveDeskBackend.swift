@@ -135,6 +135,9 @@ public enum SaveDeskBackend {
             }]
         )
         let checkout = handlers.checkout
+        router.get("/checkout/callback") { request, _ -> Response in
+            html(try await checkout.page(id: request.uri.queryParameters.get("transaction_id") ?? ""))
+        }
         router.get("/checkout/:id") { _, context -> Response in
             html(try await checkout.page(id: context.parameters.get("id") ?? ""))
         }

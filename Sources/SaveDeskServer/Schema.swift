@@ -144,5 +144,16 @@ enum Schema {
             "DROP INDEX cancel_flow_answers_counts",
             "CREATE INDEX cancel_flow_answers_counts ON cancel_flow_answers (livemode, question_id, option_id, has_text, actor, created_at)",
         ]),
+        // The SDK's protocol: deferred checkouts get a client secret once; funnel events.
+        (3, [
+            "ALTER TABLE checkout_transactions ADD COLUMN client_secret TEXT",
+            "ALTER TABLE checkout_transactions ADD COLUMN mode TEXT",
+            """
+            CREATE TABLE funnel_events (
+                id TEXT PRIMARY KEY, event_type TEXT NOT NULL, user_id TEXT NOT NULL, product_id TEXT NOT NULL,
+                screen_name TEXT, metadata TEXT, livemode INTEGER NOT NULL, created_at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX funnel_events_created ON funnel_events (livemode, created_at)",
+        ]),
     ]
 }

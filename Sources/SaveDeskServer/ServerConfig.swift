@@ -13,7 +13,7 @@ public struct ServerConfig: Sendable {
         public var webPrice: Price?
         public var appStorePrice: Price?
         public var storekitProductId: String?
-        public var subscriptionGroupId: String?
+        public var subscriptionGroupId: Int?
 
         /// The wire `Product`.
         public var product: Product {
@@ -83,6 +83,26 @@ public struct ServerConfig: Sendable {
         }
     }
 
+    /// The web checkout as the SDK sees it.
+    public struct CheckoutSettings: Hashable, Sendable {
+        /// The app's numeric id on the wire (`app_id` in user-offer).
+        public var appId: Int
+        /// The payment provider's publishable key, handed to the SDK for native Apple Pay.
+        public var publishableKey: String
+        /// ISO 3166 alpha-2 country of the merchant (Apple Pay).
+        public var merchantCountry: String
+        /// How the SDK presents the checkout: webview, safari_vc, safari or native_pay.
+        public var sheetType: String
+
+        public init(appId: Int = 1, publishableKey: String = "pk_test_savedesk_local_payments", merchantCountry: String = "US",
+                    sheetType: String = "webview") {
+            self.appId = appId
+            self.publishableKey = publishableKey
+            self.merchantCountry = merchantCountry
+            self.sheetType = sheetType
+        }
+    }
+
     public var products: [ProductConfig]
     public var cancelFlow: CancelFlowSettings
     public var campaign: MigrationCampaign?
@@ -91,6 +111,7 @@ public struct ServerConfig: Sendable {
     public var winBack: WinBackSettings?
     public var appStore: AppStoreSettings?
     public var server = ServerSettings()
+    public var checkout = CheckoutSettings()
 
     /// Whether any key acts on live data.
     public var hasLiveKeys: Bool { apiKeys.contains { $0.mode == .live } }

@@ -187,10 +187,18 @@ final class SubscriptionService: Sendable {
     func settle(_ db: any SQLDatabase, customerId: String, now: Int64) async throws -> [(subscriptionId: String, steps: [String])] {
         guard let customer = try await db.customer(id: customerId) else { return [] }
         var taken: [(subscriptionId: String, steps: [String])] = []
-        for var subscription in try await db.subscriptions(customerId: customerId) where subscription.source == .web {
+        let all = try await db.subscriptions(customerId: customerId)
+        for var subscription in all where subscription.source == .web {
             let before = subscription
             let discounts = try await db.discounts(subscriptionId: subscription.id)
-            let (charges, steps) = ledger.settle(&subscription, discounts: discounts, cardFailing: customer.cardFailing, now: now)
+            let group = config.product(id: subscription.productId)?.subscriptionGroupId
+            let apple = all.filter {
+                $0.source == .appStore && $0.entitlementStatus == .active && config.product(id: $0.productId)?.subscriptionGroupId == group
+            }.max { ($0.currentPeriodEnd ?? 0) < ($1.currentPeriodEnd ?? 0) }
+            let (charges, steps) = ledger.settle(
+                &subscription, discounts: discounts, cardFailing: customer.cardFailing, now: now,
+                appStore: apple.map { ($0.currentPeriodEnd ?? 0, $0.willRenew) }
+            )
             guard subscription != before else { continue }
             taken.append((subscription.id, steps))
             subscription.updatedAt = now

@@ -10,7 +10,7 @@ extension SwitchAndSaveService {
             throw SaveDeskError.badRequest("session_id must not be empty", code: "missing_session_id")
         }
         _ = try subscriptions.product(request.productId)
-        let variant = request.variantId ?? ""
+        let variant = request.variantId.map(String.init) ?? ""
         return try await subscriptions.mutate(
             operation: "recordOfferViewed", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
             action: "switch_and_save.viewed"

@@ -4,7 +4,8 @@ import SQLKit
 import SaveDeskAPI
 
 /// The switch-and-save decision, made by RetentionDomain's evaluator on the server's facts, and
-/// dismissals recorded on the server so every agent's console sees them.
+/// dismissals recorded on the server so every agent's console sees them. The same decision feeds
+/// `user-offer`, the catalog's tip (`config.offer`) and the checkout's discount.
 final class SwitchAndSaveService: Sendable {
     typealias Schemas = Components.Schemas
     let subscriptions: SubscriptionService
@@ -15,52 +16,93 @@ final class SwitchAndSaveService: Sendable {
 
     static let flowType = "switch_and_save"
 
+    /// Everything one decision looked at.
+    struct Facts: Sendable {
+        var decision: SwitchAndSaveEligibility.Decision
+        var records: [SubscriptionRecord]
+        var dismissal: SwitchAndSaveEligibility.Dismissal?
+        /// The live App Store and web subscriptions (the latest of each).
+        var appStore: SubscriptionRecord?
+        var web: SubscriptionRecord?
+    }
+
+    /// The decision for a customer, inside the caller's transaction (billing settled first).
+    func facts(_ db: any SQLDatabase, userId: String, now: Date) async throws -> Facts {
+        let customer = try await subscriptions.customer(db, id: userId)
+        try await subscriptions.settle(db, customerId: userId, now: now.unixSeconds)
+        let records = try await db.subscriptions(customerId: userId)
+        let entitlements = records.map { EntitlementMapping.entitlement($0, now: now, policy: config.billing.lifecyclePolicy) }
+        let dismissal = try await db.dismissal(customerId: userId)
+        let decision = SwitchAndSaveEligibility.evaluate(.init(
+            userId: userId, campaign: config.campaign, catalog: config.products.map(\.product),
+            entitlements: entitlements, jurisdiction: customer.country, dismissal: dismissal, now: now
+        ))
+        return Facts(
+            decision: decision, records: records, dismissal: dismissal,
+            appStore: records.last { $0.source == .appStore && BillingLedger.liveStatuses.contains($0.entitlementStatus) },
+            web: records.last { $0.source == .web && BillingLedger.liveStatuses.contains($0.entitlementStatus) }
+        )
+    }
+
     func userOffer(userId: String) async throws -> Schemas.UserOfferResponse {
         let now = subscriptions.now()
-        let policy = config.billing.lifecyclePolicy
         return try await subscriptions.store.transaction { db in
-            let customer = try await subscriptions.customer(db, id: userId)
-            try await subscriptions.settle(db, customerId: userId, now: now.unixSeconds)
-            let records = try await db.subscriptions(customerId: userId)
-            let entitlements = records.map { EntitlementMapping.entitlement($0, now: now, policy: policy) }
-            let dismissal = try await db.dismissal(customerId: userId)
-            let decision = SwitchAndSaveEligibility.evaluate(.init(
-                userId: userId, campaign: config.campaign, catalog: config.products.map(\.product),
-                entitlements: entitlements, jurisdiction: customer.country, dismissal: dismissal, now: now
-            ))
-            let appStore = records.last { $0.source == .appStore && BillingLedger.liveStatuses.contains($0.entitlementStatus) }
-            let web = records.last { $0.source == .web && BillingLedger.liveStatuses.contains($0.entitlementStatus) }
-            let type = appStore != nil && web != nil ? "both" : appStore != nil ? "app_store" : web != nil ? "web" : "none"
-            let main = appStore ?? web
+            let facts = try await facts(db, userId: userId, now: now)
             return Schemas.UserOfferResponse(
-                userId: userId, isSandbox: RequestScope.current?.isSandbox ?? false, state: decision.state.rawValue,
-                subscription: .init(_type: type, productId: main?.productId, expiresAt: main?.currentPeriodEnd.map(Date.init(unixSeconds:))),
-                offer: try offer(decision, appStore: appStore),
-                ineligibleReasons: try decision.reasons.map { try WireMapping.convert($0) },
-                dismissal: dismissal.map { .init(dismissedAt: $0.dismissedAt, dismissedBy: $0.dismissedBy) },
-                serverTime: now
+                userId: userId, appId: config.checkout.appId, isSandbox: RequestScope.current?.isSandbox ?? false,
+                subscription: Self.subscription(facts), offer: try offer(facts), serverTime: now,
+                state: facts.decision.state.rawValue, ineligibleReasons: try facts.decision.reasons.map { try WireMapping.convert($0) },
+                dismissal: facts.dismissal.map { .init(dismissedAt: $0.dismissedAt, dismissedBy: $0.dismissedBy) }
             )
         }
     }
 
-    private func offer(_ decision: SwitchAndSaveEligibility.Decision, appStore: SubscriptionRecord?) throws -> Schemas.UserOffer? {
-        guard let campaign = config.campaign else { return nil }
-        let data = decision.offerData
-        let productName = data.flatMap { config.product(id: $0.prompt.productId)?.displayName } ?? "your subscription"
-        let apple = appStore.map { record in
-            AppStore.SubscriptionSummary(
-                isActive: true, expiresAt: record.currentPeriodEnd.map(Date.init(unixSeconds:)),
-                statusCode: Self.appStoreStatus(record.entitlementStatus), autoRenewEnabled: record.willRenew
+    /// The SDK's view of what the user has now: `none`, `active_web`, `active_storekit`,
+    /// `migration_trial` (both: mid-switch) or `cancelled_active` (ends at the period's end).
+    static func subscription(_ facts: Facts) -> Schemas.OfferSubscription {
+        switch (facts.appStore, facts.web) {
+        case (nil, nil):
+            return .init(_type: Schemas.OfferSubscription._TypePayload.none)
+        case (_?, let web?):
+            return .init(_type: .migrationTrial, productId: web.productId, expiresAt: web.currentPeriodEnd.map(Date.init(unixSeconds:)))
+        case (nil, let web?):
+            return .init(_type: web.willRenew ? .activeWeb : .cancelledActive, productId: web.productId,
+                         expiresAt: web.currentPeriodEnd.map(Date.init(unixSeconds:)))
+        case (let apple?, nil):
+            return .init(_type: apple.willRenew ? .activeStorekit : .cancelledActive, productId: apple.productId,
+                         expiresAt: apple.currentPeriodEnd.map(Date.init(unixSeconds:)))
+        }
+    }
+
+    /// The offer block: always present (`no_action` without a campaign), every field the SDK
+    /// requires filled in.
+    private func offer(_ facts: Facts) throws -> Schemas.UserOffer {
+        guard let campaign = config.campaign else {
+            return Schemas.UserOffer(
+                actionType: .noAction, isEligible: false, checkoutProductId: "", savingsPercent: 0, freeTrialDays: 0,
+                minSubscriptionDays: 0, requiresAppleCancel: false
             )
         }
+        let data = facts.decision.offerData
+        let productName = data.flatMap { config.product(id: $0.prompt.productId)?.displayName } ?? "your subscription"
         return Schemas.UserOffer(
-            actionType: Self.flowType, isEligible: decision.state == .eligible, checkoutProductId: data?.prompt.productId,
+            actionType: .migrateStorekitToWeb, isEligible: facts.decision.state == .eligible,
+            checkoutProductId: data?.prompt.productId ?? facts.appStore?.productId ?? "",
+            fromProductId: facts.appStore?.productId,
             savingsPercent: data?.prompt.discountPercent ?? campaign.discountPercent, freeTrialDays: data?.freeTrialDays ?? 0,
             minSubscriptionDays: campaign.minSubscriptionDays, maxSubscriptionDays: campaign.maxSubscriptionDays,
             rolloutPercent: campaign.effectiveRolloutPercent,
             display: try data.map { try WireMapping.convert(MigrationOffer.DisplayCopy(prompt: $0.prompt, productName: productName)) },
-            requiresAppleCancel: appStore?.willRenew ?? false,
-            appleSubscription: try apple.map { try WireMapping.convert($0) }
+            requiresAppleCancel: facts.appStore?.willRenew ?? false,
+            appleSubscription: facts.appStore.map { record in
+                Schemas.AppleSubscription(
+                    isActive: true, expiresAt: record.currentPeriodEnd.map(Date.init(unixSeconds:)),
+                    statusCode: Self.appStoreStatus(record.entitlementStatus)?.code ?? AppStore.SubscriptionStatus.expired.code,
+                    autoRenewEnabled: record.willRenew
+                )
+            },
+            checkoutPresentation: Schemas.UserOffer.CheckoutPresentationPayload(rawValue: config.checkout.sheetType),
+            source: facts.appStore == nil ? nil : .storeKit
         )
     }
 
@@ -88,7 +130,8 @@ final class SwitchAndSaveService: Sendable {
             try await db.delete(from: "switch_dismissals").where("customer_id", .equal, request.userId).run()
             try await db.insert(into: "switch_dismissals")
                 .columns("customer_id", "flow_type", "dismissed_by", "dismissed_at", "variant_id")
-                .values(SQLBindings.of(request.userId, request.flowType, RequestScope.current?.actor ?? "app", now, request.variantId))
+                .values(SQLBindings.of(request.userId, request.flowType, RequestScope.current?.actor ?? "app", now,
+                                       request.variantId.map(String.init)))
                 .run()
             return SubscriptionService.Change(output: Schemas.StatusResponse(status: "dismissed"), before: nil, after: nil)
         }

@@ -36,16 +36,17 @@ final class TestClockService: Sendable {
             try await db.insert(into: "test_clock").columns("id", "offset_seconds").values(SQLBind(1), SQLBind(offset)).run()
             let now = subscriptions.clock.now().unixSeconds + offset
             var transitions: [Schemas.ClockTransition] = []
+            // The simulated App Store's timeline first (through the signed notification path), so the
+            // web ledger then sees what Apple did: a migration trial follows Apple's renewals.
+            for (customer, subscription, steps) in try await appStore.advanceSimulatedAppStore(db, now: now) {
+                transitions.append(.init(customerId: customer, subscriptionId: subscription, steps: steps))
+            }
             let customers = try await db.select().column("id").from("customers").where("livemode", .equal, false).orderBy("id").all()
                 .map { try $0.decode(column: "id", as: String.self) }
             for customer in customers {
                 for (subscription, steps) in try await subscriptions.settle(db, customerId: customer, now: now) {
                     transitions.append(.init(customerId: customer, subscriptionId: subscription, steps: steps))
                 }
-            }
-            // The simulated App Store's timeline, through the signed notification path.
-            for (customer, subscription, steps) in try await appStore.advanceSimulatedAppStore(db, now: now) {
-                transitions.append(.init(customerId: customer, subscriptionId: subscription, steps: steps))
             }
             return Schemas.ClockAdvanceResponse(now: Date(unixSeconds: now), transitions: transitions)
         }

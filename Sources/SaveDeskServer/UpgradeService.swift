@@ -19,9 +19,25 @@ final class UpgradeService: Sendable {
     var config: ServerConfig { subscriptions.config }
 
     /// The next tier up: the lowest level above the current one, preferring the same interval.
-    func target(for current: ServerConfig.ProductConfig) -> ServerConfig.ProductConfig? {
+    static func target(for current: ServerConfig.ProductConfig, in config: ServerConfig) -> ServerConfig.ProductConfig? {
         config.products.filter { $0.tier > current.tier && $0.webPrice != nil }
             .min { ($0.tier, $0.interval == current.interval ? 0 : 1) < ($1.tier, $1.interval == current.interval ? 0 : 1) }
+    }
+
+    func target(for current: ServerConfig.ProductConfig) -> ServerConfig.ProductConfig? { Self.target(for: current, in: config) }
+
+    /// A product as the SDK's upgrade sheet shows it, at the price the customer pays (or would).
+    static func info(_ product: ServerConfig.ProductConfig, price: Price) -> Components.Schemas.ProductInfo {
+        let cents = Int(Money.minorUnits(fromMicros: price.amountMicros, currencyCode: price.currencyCode))
+        let label: String
+        var monthly: Int?
+        switch product.interval {
+        case .week: label = "/week"; monthly = cents * 52 / 12
+        case .year: label = "/year"; monthly = cents / 12
+        default: label = "/month"
+        }
+        return .init(referenceId: product.id, name: product.displayName, priceCents: cents, currency: price.currencyCode,
+                     billingLabel: label, monthlyEquivalentCents: monthly)
     }
 
     private struct Plan {
@@ -67,24 +83,30 @@ final class UpgradeService: Sendable {
             try await subscriptions.settle(db, customerId: userId, now: now)
             switch try await plan(db, userId: userId, productId: productId, now: now) {
             case .failure(let reason):
-                return Schemas.UpgradeOffer(available: false, reason: reason.message)
+                let code = ["no_subscription": "no_active_subscription", "top_tier": "already_highest_tier"][reason.code] ?? reason.code
+                return Schemas.UpgradeOffer(available: false, reason: code, reasonMessage: reason.message)
             case .success(let plan):
                 let webPrice = plan.target.webPrice?.amountMicros ?? 0
                 let storePrice = plan.target.appStorePrice?.amountMicros ?? webPrice
                 let savings = storePrice > 0 ? Int((Double(storePrice - webPrice) / Double(storePrice) * 100).rounded(.down)) : 0
                 let currency = plan.subscription.currency
+                let paying = Price(amountMicros: plan.subscription.priceMicros, currencyCode: currency)
+                let fromApple = plan.type == "storekit_to_web"
                 return Schemas.UpgradeOffer(
-                    available: true, currentProduct: try WireMapping.convert(plan.current.product),
-                    targetProduct: try WireMapping.convert(plan.target.product), savingsPercent: max(0, savings),
-                    upgradeType: plan.type,
+                    available: true, currentProduct: Self.info(plan.current, price: paying),
+                    targetProduct: Self.info(plan.target, price: plan.target.webPrice ?? paying), savingsPercent: max(0, savings),
+                    upgradeType: fromApple ? .storekitToWeb : .webToWeb,
                     proration: .init(amountCents: -Int(Money.minorUnits(fromMicros: plan.creditMicros, currencyCode: currency)),
                                      currency: currency, nextBillingDate: Date(unixSeconds: plan.nextBilling)),
                     display: .init(
                         title: "Upgrade to \(plan.target.displayName)",
-                        body: plan.type == "web_to_web"
-                            ? "Starts today at \(Money.format(micros: webPrice, currencyCode: currency)); the unused \(Money.format(micros: plan.creditMicros, currencyCode: currency)) comes off your next bill."
-                            : "Move to \(plan.target.displayName) on the web and pay \(max(0, savings))% less than in the App Store.",
-                        ctaText: "Upgrade"
+                        body: fromApple
+                            ? "Move to \(plan.target.displayName) on the web and pay \(max(0, savings))% less than in the App Store."
+                            : "Starts today at \(Money.format(micros: webPrice, currencyCode: currency)); the unused \(Money.format(micros: plan.creditMicros, currencyCode: currency)) comes off your next bill.",
+                        ctaText: "Upgrade", dismissText: "Not now",
+                        storekitMigrationBody: fromApple ? "Your App Store subscription stays until you cancel it in Settings." : nil,
+                        storekitCancelInstructions: fromApple
+                            ? AppStore.cancellationSteps(productName: plan.current.displayName).joined(separator: "\n") : nil
                     )
                 )
             }
@@ -103,7 +125,8 @@ final class UpgradeService: Sendable {
         }
         if upgrade.type == "storekit_to_web" {
             let created = try await checkout.create(.init(productId: requested.id, userId: request.userId), idempotencyKey: idempotencyKey)
-            return .init(success: true, upgradeType: upgrade.type, checkoutUrl: created.checkoutUrl, transactionId: created.transactionId)
+            return .init(success: true, upgradeType: upgrade.type, checkoutUrl: created.checkoutUrl, transactionId: created.transactionId,
+                         cancelInstructions: AppStore.cancellationSteps(productName: upgrade.current.displayName).joined(separator: "\n"))
         }
         return try await subscriptions.changeSubscription(
             operation: "executeUpgrade", request: request, idempotencyKey: idempotencyKey, userId: request.userId,

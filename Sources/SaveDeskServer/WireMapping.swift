@@ -9,8 +9,15 @@ enum WireMapping {
         try WireConversion.convert(value, to: type)
     }
 
+    /// An entitlement as the SDK reads it: a trial is `active` with `is_trial` (the SDK knows no
+    /// `trialing`, and would treat it as neither active nor paused).
     static func entitlement(_ entitlement: Entitlement) throws -> Components.Schemas.Entitlement {
-        try convert(entitlement)
+        var wire = entitlement
+        if wire.status == .trialing {
+            wire.status = .active
+            wire.isTrial = true
+        }
+        return try convert(wire)
     }
 
     /// A JSON object written by the store (audit parameters and states).

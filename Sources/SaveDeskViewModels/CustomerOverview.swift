@@ -63,7 +63,7 @@ public final class CustomerOverview {
             entitlements = detail.entitlements.map { desk in
                 EntitlementRow(
                     id: desk.entitlement.id, productId: desk.entitlement.productId,
-                    sourceBadge: desk.entitlement.source == "web_checkout" ? "Web" : desk.entitlement.source == "store_kit" ? "App Store" : desk.entitlement.source,
+                    sourceBadge: desk.entitlement.source == .webCheckout ? "Web" : "App Store",
                     state: desk.lifecycle.state, summary: desk.lifecycle.summary, hasAccess: desk.lifecycle.hasAccess,
                     daysLeft: desk.lifecycle.daysLeft, warning: desk.lifecycle.warning, winBackEligible: desk.lifecycle.winBackEligible
                 )
@@ -76,7 +76,7 @@ public final class CustomerOverview {
             var upgrades: [String: String?] = [:]
             for entitlement in domain where entitlement.isActive {
                 if let offer = try? await client.upgradeOffer(userId: customerId, productId: entitlement.productId) {
-                    upgrades[entitlement.productId] = offer.available ? nil : (offer.reason ?? "no upgrade")
+                    upgrades[entitlement.productId] = offer.available ? nil : (offer.reasonMessage ?? offer.reason ?? "no upgrade")
                 }
             }
             actions = CustomerActions.evaluate(.init(
@@ -117,10 +117,12 @@ public final class CustomerOverview {
     public func upgrade(productId: String) async {
         await perform { [client, customerId] () throws(SaveDeskClientError) in
             let offer = try await client.upgradeOffer(userId: customerId, productId: productId)
-            guard offer.available, let target = offer.targetProduct?.id else { return offer.reason ?? "No upgrade is available" }
+            guard offer.available, let target = offer.targetProduct?.referenceId else {
+                return offer.reasonMessage ?? offer.reason ?? "No upgrade is available"
+            }
             let result = try await client.executeUpgrade(userId: customerId, from: productId, to: target)
             try? await client.respondToUpgradeOffer(userId: customerId, from: productId, to: target, outcome: .upgraded)
-            return result.checkoutUrl.map { "Checkout for the customer: \($0)" } ?? "Upgraded to \(offer.targetProduct?.displayName ?? target)"
+            return result.checkoutUrl.map { "Checkout for the customer: \($0)" } ?? "Upgraded to \(offer.targetProduct?.name ?? target)"
         }
     }
 

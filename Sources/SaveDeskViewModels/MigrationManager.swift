@@ -120,10 +120,10 @@ public final class MigrationManager {
         if let checkout {
             do {
                 let transaction = try await client.confirmTransaction(id: checkout.transactionId)
-                guard transaction.status == "completed" else {
-                    checkoutError = transaction.status == "failed"
+                guard transaction.status == .completed else {
+                    checkoutError = transaction.status == .failed
                         ? "the payment failed; the customer can try again"
-                        : "the payment is not confirmed yet (\(transaction.status)); try again in a moment"
+                        : "the payment is not confirmed yet (\(transaction.status.rawValue)); try again in a moment"
                     return
                 }
             } catch {

@@ -17,7 +17,7 @@ struct CancelFlowReport: Encodable {
 
     var userId: String
     var productId: String
-    var variantId: String?
+    var variantId: Int?
     var dryRun: Bool
     var steps: [Step] = []
     /// retained, paused, cancelled or dismissed.

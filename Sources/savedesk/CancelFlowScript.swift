@@ -179,7 +179,7 @@ struct CancelFlowScript {
                 return
             default:
                 let wanted = ending == .acceptOffer ? "a save offer" : "a pause"
-                throw CLIError.usage("this cancel flow has no \(wanted) (\(config.variantId ?? "no variant")); choose another ending")
+                throw CLIError.usage("this cancel flow has no \(wanted) (\(config.variantId.map { "variant \($0)" } ?? "no variant")); choose another ending")
             }
         }
     }

@@ -32,7 +32,7 @@ struct CancelFlowNavigatorTests {
                 .init(id: 2, order: 1, label: "Until the new year", durationType: .fixedDate,
                       resumeDate: WireFormat.parseDate("2027-01-01T00:00:00Z")),
             ]),
-            variantId: "v1"
+            variantId: 11
         )
     }
 
@@ -62,7 +62,7 @@ struct CancelFlowNavigatorTests {
         #expect(nav.response() == CancelFlow.Response(
             productId: "premium_monthly", userId: "user_42", outcome: .retained,
             answers: [.init(questionId: 1, selectedOptionId: 3)], offerShown: true, offerAccepted: true,
-            pauseShown: false, pauseAccepted: false, pauseDurationDays: nil, lastStepSeen: 3, variantId: "v1"))
+            pauseShown: false, pauseAccepted: false, pauseDurationDays: nil, lastStepSeen: 3, variantId: 11))
     }
 
     @Test func declineOfferThenPause() throws {

@@ -33,7 +33,7 @@ struct WireFormatTests {
         #expect(config.questions.count == 2)
         #expect(config.offer?.value == "40")
         #expect(config.pause?.options[1].durationType == .fixedDate)
-        #expect(config.variantId == "spring-a")
+        #expect(config.variantId == 4021)
     }
 
     @Test func disabledCancelFlowStillSendsQuestions() throws {

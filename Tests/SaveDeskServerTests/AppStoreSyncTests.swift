@@ -45,7 +45,7 @@ struct AppStoreSyncTests {
     @Test func syncedTransactionsUpdateOrCreateTheAppStoreSubscription() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
-        let synced = try await sync(server, user: "cus_chloe", transaction("2000000810000001", expiresInDays: 30)).ok.body.json
+        let synced = try #require(try await sync(server, user: "cus_chloe", transaction("2000000810000001", expiresInDays: 30)).ok.body.json.synced)
         #expect(synced.status == "ok" && synced.owned && !synced.conflict)
         let status = try await server.app.getStoreKitSubscriptionStatus(query: .init(originalTransactionId: "2000000810000001")).ok.body.json
         #expect(status.status == 1 && status.autoRenewStatus == 1 && status.isActive)
@@ -54,7 +54,7 @@ struct AppStoreSyncTests {
         let created = try await sync(server, user: "cus_ava", transaction("2000000899999999")).ok.body.json
         #expect(created.owned)
         let sources = try await server.app.getEntitlements(query: .init(userId: "cus_ava")).ok.body.json.entitlements.map(\.source)
-        #expect(sources == ["web_checkout", "store_kit"])
+        #expect(sources == [.webCheckout, .storeKit])
         expectFailure(try await server.app.getStoreKitSubscriptionStatus(query: .init(originalTransactionId: "nope")),
                       status: 404, code: "unknown_transaction")
     }
@@ -62,8 +62,9 @@ struct AppStoreSyncTests {
     @Test func anotherUsersTransactionIsAConflict() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
-        let conflict = try await sync(server, user: "cus_ben", transaction("2000000810000001")).ok.body.json
+        let conflict = try #require(try await sync(server, user: "cus_ben", transaction("2000000810000001")).ok.body.json.synced)
         #expect(conflict.status == "conflict" && !conflict.owned && conflict.conflict && conflict.claimAvailable)
+        #expect(conflict.existingOwnerHint == "c***@example.com", "Chloé's address, masked")
         let ben = try await server.app.getEntitlements(query: .init(userId: "cus_ben")).ok.body.json.entitlements
         #expect(ben.count == 1 && ben[0].storekitOriginalTransactionId == "2000000810000002", "nothing moved to Ben")
     }

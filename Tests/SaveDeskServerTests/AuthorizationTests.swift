@@ -74,6 +74,7 @@ struct AuthorizationTests {
         func walk(_ schema: APISpec.Schema, _ path: String, depth: Int = 0) {
             let resolved = spec.resolve(schema)
             guard depth < 8 else { return }
+            for alternative in resolved.oneOf { walk(alternative, path, depth: depth + 1) }
             switch resolved.type {
             case "string" where resolved.maxLength == nil && resolved.enumValues == nil && resolved.format == nil:
                 missing.append(path)

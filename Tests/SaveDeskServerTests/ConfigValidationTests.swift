@@ -50,7 +50,7 @@ struct ConfigValidationTests {
             "switch_and_save.eligible_product_ids[1]: no product \"gold\" in products",
             "switch_and_save.max_subscription_days: must not be below min_subscription_days (60)",
             "switch_and_save.rollout_percent: must be between 0 and 100, got 150",
-            "api_keys[0].key: must start with pk_test_, pk_live_, sk_test_ or sk_live_",
+            "api_keys[0].key: must start with pk_test_, pk_live_, zs_pk_test_, zs_pk_live_, sk_test_ or sk_live_",
             "api_keys[1].operator: a secret key needs the operator name it acts as",
             "win_back.offer_codes[1]: duplicate offer code \"BACK1\"",
             "win_back.offer_codes[2]: an offer code is 1–64 letters, digits, - or _, got \"no spaces allowed\"",

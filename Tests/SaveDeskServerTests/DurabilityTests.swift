@@ -87,11 +87,11 @@ struct DurabilityTests {
         let restarted = try await TestServer.start(directory: server.directory, clock: server.clock, seed: false)
         defer { Task { await restarted.stop() } }
         let ava = try await restarted.app.getEntitlements(query: .init(userId: "cus_ava")).ok.body.json.entitlements[0]
-        #expect(ava.status == "paused" && ava.pauseResumesAt == TestServer.start.addingTimeInterval(20 * 86_400))
+        #expect(ava.status.rawValue == "paused" && ava.pauseResumesAt == TestServer.start.addingTimeInterval(20 * 86_400))
         let george = try await restarted.desk.getCustomer(path: .init(customerId: "cus_george")).ok.body.json
         #expect(george.subscriptions.last?.discount?.percentOff == 40)
         let quinn = try await restarted.app.getEntitlements(query: .init(userId: "cus_quinn")).ok.body.json.entitlements[0]
-        #expect(quinn.status == "cancelled" && !quinn.isActive)
+        #expect(quinn.status.rawValue == "cancelled" && !quinn.isActive)
         let timeline = try await restarted.desk.getCustomerTimeline(path: .init(customerId: "cus_ava")).ok.body.json
         #expect(timeline.events.first?.action == "subscription.pause")
     }

@@ -70,7 +70,7 @@ struct LimitsTests {
         #expect(deep.status == 400)
         #expect(try envelope(deep.body).code == "invalid_json")
         let status = try await server.app.getEntitlements(query: .init(userId: "cus_ava")).ok.body.json.entitlements[0].status
-        #expect(status == "active")
+        #expect(status == .active)
     }
 
     @Test func aHalfSentRequestIsAnswered408AndClosed() async throws {

@@ -72,7 +72,7 @@ struct ModeTests {
         expectFailure(try await server.app.getTransaction(path: .init(transactionId: checkout.transactionId)), status: 404, code: "unknown_transaction")
         expectFailure(try await liveDesk.simulateCheckout(body: .json(.init(transactionId: checkout.transactionId, outcome: .paid))),
                       status: 403, code: "test_mode_only")
-        #expect(try await liveApp.getTransaction(path: .init(transactionId: checkout.transactionId)).ok.body.json.status == "pending")
+        #expect(try await liveApp.getTransaction(path: .init(transactionId: checkout.transactionId)).ok.body.json.status == .pending)
 
         // Sandbox-signed data never reaches live customers.
         let now = Int64(TestServer.start.timeIntervalSince1970 * 1000)

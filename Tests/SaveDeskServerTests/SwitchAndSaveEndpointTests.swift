@@ -11,9 +11,10 @@ struct SwitchAndSaveEndpointTests {
         defer { Task { await server.stop() } }
         let response = try await server.app.getUserOffer(query: .init(userId: "cus_chloe")).ok.body.json
         #expect(response.state == "eligible" && response.isSandbox && response.ineligibleReasons.isEmpty)
-        #expect(response.subscription._type == "app_store")
-        let offer = try #require(response.offer)
-        #expect(offer.isEligible && offer.actionType == "switch_and_save")
+        #expect(response.subscription._type == .activeStorekit && response.subscription.productId == "premium_monthly")
+        #expect(response.appId == 1)
+        let offer = response.offer
+        #expect(offer.isEligible && offer.actionType == .migrateStorekitToWeb && offer.source == .storeKit)
         #expect(offer.checkoutProductId == "premium_monthly" && offer.savingsPercent == 20)
         #expect(offer.freeTrialDays == 9, "the App Store period ends in 9 days")
         #expect(offer.requiresAppleCancel)
@@ -28,16 +29,16 @@ struct SwitchAndSaveEndpointTests {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
         let diego = try await server.app.getUserOffer(query: .init(userId: "cus_diego")).ok.body.json
-        #expect(diego.state == "ineligible" && diego.offer?.isEligible == false)
+        #expect(diego.state == "ineligible" && diego.offer.isEligible == false && diego.offer.checkoutProductId == "premium_monthly")
         #expect(diego.ineligibleReasons.map(\.message) == ["subscribed 12 days; this campaign starts at 30"])
         let ben = try await server.app.getUserOffer(query: .init(userId: "cus_ben")).ok.body.json
         #expect(ben.ineligibleReasons.map(\.message) == ["not in the rollout (bucket 85; this campaign reaches buckets below 70)"])
         let george = try await server.app.getUserOffer(query: .init(userId: "cus_george")).ok.body.json
-        #expect(george.ineligibleReasons.map(\.code) == ["already_switched"] && george.subscription._type == "web")
+        #expect(george.ineligibleReasons.map(\.code) == ["already_switched"] && george.subscription._type == .activeWeb)
         let maya = try await server.app.getUserOffer(query: .init(userId: "cus_maya")).ok.body.json
         #expect(maya.ineligibleReasons.map(\.code) == ["jurisdiction_not_allowed"])
         let hana = try await server.app.getUserOffer(query: .init(userId: "cus_hana")).ok.body.json
-        #expect(hana.state == "accepted" && hana.subscription._type == "both")
+        #expect(hana.state == "accepted" && hana.subscription._type == .migrationTrial)
         let liam = try await server.app.getUserOffer(query: .init(userId: "cus_liam")).ok.body.json
         #expect(liam.state == "dismissed" && liam.dismissal?.dismissedBy == "Marco (support)")
         expectFailure(try await server.app.getUserOffer(query: .init(userId: "cus_nobody")), status: 404, code: "unknown_user")
@@ -138,7 +139,8 @@ struct SwitchAndSaveFunnelTests {
         let app = server.app
         func view(_ user: String, _ session: String, _ variant: String) async throws -> String {
             try await app.recordOfferViewed(body: .json(.init(
-                userId: user, productId: "premium_monthly", sessionId: session, flowType: "switch_and_save", variantId: variant
+                userId: user, productId: "premium_monthly", sessionId: session, flowType: "switch_and_save",
+                variantId: ["A": 1, "B": 2][variant]
             ))).ok.body.json.status
         }
         #expect(try await view("cus_chloe", "s1", "A") == "recorded")
@@ -154,7 +156,7 @@ struct SwitchAndSaveFunnelTests {
         let report = try await server.desk.getSwitchAndSaveAnalytics().ok.body.json
         // George's App Store subscription no longer renews: his switch is complete.
         #expect(report.funnel == .init(impressions: 5, conversions: 3, completed: 1, conversionRate: 0.6))
-        #expect(report.variants.map(\.variantId) == ["A", "B"])
+        #expect(report.variants.map(\.variantId) == ["1", "2"])
         #expect(report.variants[0].funnel == .init(impressions: 3, conversions: 1, completed: 0, conversionRate: 1.0 / 3.0))
         #expect(report.variants[1].funnel == .init(impressions: 2, conversions: 2, completed: 1, conversionRate: 1.0))
         let later = try await server.desk.getSwitchAndSaveAnalytics(query: .init(from: TestServer.start.addingTimeInterval(60))).ok.body.json

@@ -7,7 +7,9 @@ import Testing
 
 @Suite("Simulated App Store on the test clock")
 struct SwitchAndSaveRunTests {
-    func lifecycle(_ server: TestServer, _ customer: String, source: String = "store_kit") async throws -> Components.Schemas.Lifecycle {
+    func lifecycle(
+        _ server: TestServer, _ customer: String, source: Components.Schemas.Entitlement.SourcePayload = .storeKit
+    ) async throws -> Components.Schemas.Lifecycle {
         let detail = try await server.desk.getCustomer(path: .init(customerId: customer)).ok.body.json
         return try #require(detail.entitlements.first { $0.entitlement.source == source }).lifecycle
     }
@@ -62,7 +64,7 @@ struct SwitchAndSaveRunTests {
         defer { Task { await server.stop() } }
         let offer = try await server.app.getUserOffer(query: .init(userId: "cus_chloe")).ok.body.json
         #expect(offer.state == "eligible")
-        let appleEnd = try #require(offer.offer?.appleSubscription?.expiresAt)
+        let appleEnd = try #require(offer.offer.appleSubscription?.expiresAt)
         let checkout = try await server.app.createCheckout(body: .json(.init(
             productId: "premium_monthly", userId: "cus_chloe", storekitSubscriptionEnd: appleEnd, storekitOriginalTransactionId: "2000000810000001"
         ))).ok.body.json
@@ -79,7 +81,7 @@ struct SwitchAndSaveRunTests {
         #expect(steps.contains("Apple period ended; expired") && steps.contains("trial ended; first charge paid"))
         #expect(!steps.contains("renewed by Apple"))
         #expect(try await lifecycle(server, "cus_chloe").state == "expired")
-        let web = try await lifecycle(server, "cus_chloe", source: "web_checkout")
+        let web = try await lifecycle(server, "cus_chloe", source: .webCheckout)
         #expect(web.state == "active" && web.hasAccess)
         // Charges: none before Apple's period ended, then one discounted charge from that moment.
         let charges = try await server.withStore { store in

@@ -167,3 +167,16 @@ func expectFailure(
     #expect(!body.error.isEmpty, sourceLocation: sourceLocation)
     return body
 }
+
+/// One StoreKit sync, as the single-transaction shape of the sync-or-reconcile body.
+extension Operations.SyncStoreKitTransaction.Input.Body {
+    static func json(_ request: Components.Schemas.StoreKitTransactionRequest) -> Self { .json(.StoreKitTransactionRequest(request)) }
+}
+
+extension Operations.SyncStoreKitTransaction.Output.Ok.Body.JsonPayload {
+    /// The answer to a single sync (a reconcile answers otherwise).
+    var owned: Bool { if case .StoreKitTransactionResponse(let synced) = self { synced.owned } else { false } }
+    var synced: Components.Schemas.StoreKitTransactionResponse? {
+        if case .StoreKitTransactionResponse(let synced) = self { synced } else { nil }
+    }
+}

@@ -11,8 +11,8 @@ struct UpgradeTests {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
         let offer = try await server.app.getUpgradeOffer(query: .init(userId: "cus_farah", productId: "basic_monthly")).ok.body.json
-        #expect(offer.available && offer.upgradeType == "web_to_web")
-        #expect(offer.targetProduct?.id == "premium_monthly")
+        #expect(offer.available && offer.upgradeType == .webToWeb)
+        #expect(offer.targetProduct?.referenceId == "premium_monthly" && offer.targetProduct?.priceCents == 799)
         // Farah's period runs Oct 30 → Nov 30 (31 days) with 8 left: $3.99 × 8/31 = $1.03 credited.
         #expect(offer.proration?.amountCents == -103)
         #expect(offer.proration?.nextBillingDate == Calendar.utc.date(byAdding: .month, value: 1, to: TestServer.start))
@@ -44,21 +44,21 @@ struct UpgradeTests {
         )
         _ = try await server.app.syncStoreKitTransaction(body: .json(.init(jwsRepresentation: try await ca.sign(basic), userId: "cus_ava"))).ok
         let offer = try await server.app.getUpgradeOffer(query: .init(userId: "cus_ava", productId: "basic_monthly")).ok.body.json
-        #expect(offer.available && offer.upgradeType == "storekit_to_web" && offer.savingsPercent == 20, "$7.99 on the web vs $9.99")
+        #expect(offer.available && offer.upgradeType == .storekitToWeb && offer.savingsPercent == 20, "$7.99 on the web vs $9.99")
         let started = try await server.app.executeUpgrade(body: .json(.init(userId: "cus_ava", currentProductId: "basic_monthly", targetProductId: "premium_monthly"))).ok.body.json
         #expect(started.upgradeType == "storekit_to_web")
         let transaction = try #require(started.transactionId)
         #expect(started.checkoutUrl?.hasSuffix("/checkout/\(transaction)") == true)
-        #expect(try await server.app.getTransaction(path: .init(transactionId: transaction)).ok.body.json.status == "pending")
+        #expect(try await server.app.getTransaction(path: .init(transactionId: transaction)).ok.body.json.status.rawValue == "pending")
     }
 
     @Test func unavailableOffersSayWhyAndAnswersAreRecorded() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
         let top = try await server.app.getUpgradeOffer(query: .init(userId: "cus_ava", productId: "premium_monthly")).ok.body.json
-        #expect(!top.available && top.reason == "Premium Monthly is already the highest tier")
+        #expect(!top.available && top.reason == "already_highest_tier" && top.reasonMessage == "Premium Monthly is already the highest tier")
         let paused = try await server.app.getUpgradeOffer(query: .init(userId: "cus_emma", productId: "premium_yearly")).ok.body.json
-        #expect(!paused.available && paused.reason?.contains("paused") == true)
+        #expect(!paused.available && paused.reason == "paused" && paused.reasonMessage?.contains("resume it") == true)
         expectFailure(try await server.app.getUpgradeOffer(query: .init(userId: "cus_nobody", productId: "basic_monthly")), status: 404, code: "unknown_user")
         expectFailure(try await server.app.executeUpgrade(body: .json(.init(userId: "cus_ava", currentProductId: "premium_monthly", targetProductId: "basic_monthly"))),
                       status: 422, code: "top_tier")

@@ -47,7 +47,7 @@ struct WinBackTests {
         #expect(result.message == "Basic Monthly restarted at 30% off for 3 months")
         #expect(result.renewsAt == Calendar.utc.date(byAdding: .month, value: 1, to: now))
         let entitlement = try await server.app.getEntitlements(query: .init(userId: "cus_farah")).ok.body.json.entitlements[0]
-        #expect(entitlement.status == "active" && entitlement.isActive && entitlement.willRenew)
+        #expect(entitlement.status.rawValue == "active" && entitlement.isActive && entitlement.willRenew)
         let charged = try await server.withStore { store in
             try await store.exclusive { db in
                 try await db.select().column("amount_micros").from("charges").where("subscription_id", .equal, "sub_farah_1").all()

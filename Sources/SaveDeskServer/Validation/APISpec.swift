@@ -56,12 +56,14 @@ struct APISpec: Sendable {
         let maxProperties: Int?
         let enumValues: [String]?
         let format: String?
+        /// Alternatives, told apart by their required keys (a sync or a reconcile).
+        let oneOf: [Schema]
 
         init(
             ref: String? = nil, type: String? = nil, properties: [String: Schema] = [:], required: [String] = [],
             items: Schema? = nil, additionalProperties: Schema? = nil, minimum: Int64? = nil, maximum: Int64? = nil,
             minLength: Int? = nil, maxLength: Int? = nil, maxItems: Int? = nil, maxProperties: Int? = nil,
-            enumValues: [String]? = nil, format: String? = nil
+            enumValues: [String]? = nil, format: String? = nil, oneOf: [Schema] = []
         ) {
             self.ref = ref
             self.type = type
@@ -77,6 +79,7 @@ struct APISpec: Sendable {
             self.maxProperties = maxProperties
             self.enumValues = enumValues
             self.format = format
+            self.oneOf = oneOf
         }
     }
 
@@ -180,7 +183,8 @@ struct APISpec: Sendable {
             additionalProperties: try additional.map(schema), minimum: node["minimum"]?.int.map(Int64.init),
             maximum: node["maximum"]?.int.map(Int64.init), minLength: node["minLength"]?.int, maxLength: node["maxLength"]?.int,
             maxItems: node["maxItems"]?.int, maxProperties: node["maxProperties"]?.int,
-            enumValues: node["enum"]?.sequence?.compactMap(\.string), format: node["format"]?.string
+            enumValues: node["enum"]?.sequence?.compactMap(\.string), format: node["format"]?.string,
+            oneOf: try (node["oneOf"]?.sequence ?? []).map(schema)
         )
     }
 }

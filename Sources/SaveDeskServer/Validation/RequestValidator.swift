@@ -31,6 +31,16 @@ struct RequestValidator: Sendable {
     private func check(_ value: StrictJSON, schema unresolved: APISpec.Schema, path: String) throws(SaveDeskError) {
         let schema = spec.resolve(unresolved)
         let name = path.isEmpty ? "the body" : path
+        if !schema.oneOf.isEmpty {
+            // The alternative whose required keys are all there (they are disjoint in the spec).
+            let alternatives = schema.oneOf.map(spec.resolve)
+            guard let chosen = alternatives.first(where: { $0.required.allSatisfy { value[$0] != nil } }) else {
+                let shapes = alternatives.map { "{" + $0.required.joined(separator: ", ") + "}" }.joined(separator: " or ")
+                throw .badRequest("\(name) must have the fields of \(shapes)", code: "invalid_request")
+            }
+            try check(value, schema: chosen, path: path)
+            return
+        }
         switch (schema.type, value) {
         case (nil, _):
             return
