@@ -12,7 +12,24 @@ extension CancelFlow {
     /// - Back goes to the previous retention step, then to the last question seen, then one
     ///   question back along the path taken, restoring the earlier answer as the selection.
     /// - Operations that do not fit the current page throw `NavigationError` and change nothing.
+    /// - `availability` narrows the config to what can be applied for this customer (no pause for
+    ///   App Store billing, `RetentionPlan`): an unavailable part is never shown, and an option that
+    ///   triggers it leads to what is available, with `unavailableTrigger` saying which was asked for.
     public struct Navigator: Hashable, Sendable {
+        /// Which parts of the retention page can be offered to this customer.
+        public struct Availability: Hashable, Sendable {
+            public var offer: Bool
+            public var pause: Bool
+
+            public init(offer: Bool, pause: Bool) {
+                self.offer = offer
+                self.pause = pause
+            }
+
+            /// Everything the config enables.
+            public static let asConfigured = Availability(offer: true, pause: true)
+        }
+
         /// A part of the retention page.
         public enum RetentionStep: String, Hashable, Sendable, Codable {
             case offer, pause
@@ -60,6 +77,7 @@ extension CancelFlow {
         }
 
         public let config: Config
+        public let availability: Availability
         public let productId: String
         public let userId: String
         /// The questions in display order.
@@ -84,9 +102,13 @@ extension CancelFlow {
         public private(set) var pauseDurationDays: Int?
         /// For a cancellation: whether it takes effect now rather than at period end.
         public private(set) var cancelImmediately = false
+        /// The part of the retention page the last answer asked for that cannot be offered here.
+        public private(set) var unavailableTrigger: RetentionStep?
+        private var unavailableTriggerQuestion: Int?
 
-        public init(config: Config, productId: String, userId: String) {
+        public init(config: Config, productId: String, userId: String, availability: Availability = .asConfigured) {
             self.config = config
+            self.availability = availability
             self.productId = productId
             self.userId = userId
             self.questions = config.enabled ? config.orderedQuestions : []
@@ -101,7 +123,12 @@ extension CancelFlow {
         // MARK: Reading
 
         /// True when an enabled offer or pause follows the questions.
-        public var hasRetentionPage: Bool { config.enabled && config.hasRetentionPage }
+        public var hasRetentionPage: Bool { config.enabled && (offersSaveOffer || offersPause) }
+
+        /// Whether the save offer is enabled and can be offered.
+        public var offersSaveOffer: Bool { config.offer?.enabled == true && availability.offer }
+        /// Whether the pause is enabled and can be offered.
+        public var offersPause: Bool { config.pause?.enabled == true && availability.pause }
 
         /// The question on screen, if any.
         public var currentQuestion: Question? {
@@ -203,6 +230,11 @@ extension CancelFlow {
                 enterRetention(trigger: nil)
             } else {
                 page = .cancelConfirmation
+            }
+            // Said on the pages that follow, until the agent goes back to a question.
+            if let trigger, !isOffered(trigger) {
+                unavailableTrigger = trigger
+                unavailableTriggerQuestion = index
             }
         }
 
@@ -315,6 +347,10 @@ extension CancelFlow {
         private mutating func show(question index: Int) {
             if path.isEmpty { path = [index] }
             page = .question(index: index)
+            if let asked = unavailableTriggerQuestion, index <= asked {
+                unavailableTrigger = nil
+                unavailableTriggerQuestion = nil
+            }
             furthestQuestion = max(furthestQuestion, index)
             selection = answers[index].flatMap { answer in
                 if let id = answer.selectedOptionId { return .option(id: id) }
@@ -322,9 +358,16 @@ extension CancelFlow {
             }
         }
 
+        private func isOffered(_ step: RetentionStep) -> Bool {
+            switch step {
+            case .offer: offersSaveOffer
+            case .pause: offersPause
+            }
+        }
+
         private mutating func enterRetention(trigger: RetentionStep?) {
-            let offer = config.offer?.enabled == true
-            let pause = config.pause?.enabled == true
+            let offer = offersSaveOffer
+            let pause = offersPause
             var steps: [RetentionStep] = []
             if trigger == .pause, pause {
                 steps = [.pause] + (offer ? [.offer] : [])
