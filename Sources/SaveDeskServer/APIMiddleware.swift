@@ -32,12 +32,14 @@ struct APIMiddleware: ServerMiddleware {
         next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
         let requestId = RequestScope.newRequestId()
+        var bodyRead = false
         do {
             guard let operation = spec.operations[operationID] else {
                 throw SaveDeskError(status: 500, code: "internal", "operation \(operationID) is not in the spec")
             }
             var scope = try authorize(request, operation: operation, requestId: requestId)
             try checkParameters(request, metadata: metadata, operation: operation)
+            bodyRead = true
             let data = try await collect(body, request: request, limit: operation.bodyLimit)
             let parsed: Result<StrictJSON, StrictJSON.Failure>? = data.map { data in Result { () throws(StrictJSON.Failure) in try StrictJSON.parse(data) } }
             scope.fingerprint = Self.fingerprint(operation: operationID, metadata: metadata, body: data, parsed: try? parsed?.get())
@@ -67,6 +69,9 @@ struct APIMiddleware: ServerMiddleware {
             response.headerFields[.cacheControl] = "no-store"
             return (response, responseBody)
         } catch {
+            // Refused before its body was read: read it (up to the smallest limit) so the client,
+            // still sending, gets the answer on a sound connection rather than a reset.
+            if !bodyRead, let body { await Self.drain(body, request: request, limit: spec.operations[operationID]?.bodyLimit ?? 0) }
             let failure = Self.describe(error)
             if failure.status >= 500 {
                 logger.error("request failed", metadata: ["operation": "\(operationID)", "error": "\(error)", "request_id": "\(requestId)"])
@@ -159,6 +164,19 @@ struct APIMiddleware: ServerMiddleware {
             data.append(contentsOf: chunk)
         }
         return data
+    }
+
+    /// Reads and drops a body that will not be used, up to `limit` bytes (a longer one is left:
+    /// the connection closes after the answer).
+    static func drain(_ body: HTTPBody, request: HTTPRequest, limit: Int) async {
+        if let declared = request.headerFields[.contentLength].flatMap(Int.init), declared > limit { return }
+        var read = 0
+        do {
+            for try await chunk in body {
+                read += chunk.count
+                if read > limit { return }
+            }
+        } catch {}
     }
 
     // MARK: 4. Idempotency
