@@ -73,8 +73,12 @@ public enum CustomerActions {
                 actions.append(Action(kind: .cancelFlow, productId: main.productId, isAvailable: false,
                                       note: "already cancelled; it ends at the period end"))
             } else if main.source.isStore {
+                let save = input.switchAndSave == .eligible ? "switch and save is the save offer; " : ""
                 actions.append(Action(kind: .cancelFlow, productId: main.productId, isAvailable: true,
-                                      note: "billed by the App Store: the customer cancels in Settings; the flow ends with the steps to read out"))
+                                      note: "billed by the App Store: \(save)no pause; the customer cancels in Settings, with steps to read out"))
+            } else if !store.isEmpty {
+                actions.append(Action(kind: .cancelFlow, productId: main.productId, isAvailable: true,
+                                      note: "acts on the web subscription; the App Store one is the customer's to turn off"))
             } else {
                 actions.append(Action(kind: .cancelFlow, productId: main.productId, isAvailable: true))
             }

@@ -215,18 +215,26 @@ extension CancelFlow {
         }
 
         static func switchTerms(_ data: MigrationOffer.OfferData, input: Input) -> SwitchTerms {
-            let web = input.catalog.first { $0.id == data.prompt.productId }
-            let apple = input.catalog.first { $0.id == data.activeStoreKitProductId } ?? web
-            let discounted = web?.webPrice.map {
-                Price(amountMicros: Money.discounted(micros: $0.amountMicros, percentOff: data.prompt.discountPercent, currencyCode: $0.currencyCode),
-                      currencyCode: $0.currencyCode)
-            }
-            return SwitchTerms(
-                productId: data.prompt.productId, productName: web?.displayName ?? data.prompt.productId,
-                discountPercent: data.prompt.discountPercent, priceNow: input.appStorePrice ?? apple?.storekitPrice,
-                priceWithDiscount: discounted, interval: web?.billingInterval, bridgedDays: data.freeTrialDays,
-                title: data.prompt.title, message: data.prompt.message, ctaText: data.prompt.ctaText
-            )
+            SwitchTerms(offer: data, catalog: input.catalog, appStorePrice: input.appStorePrice)
         }
+    }
+}
+
+extension CancelFlow.RetentionPlan.SwitchTerms {
+    /// The terms of a switch-and-save offer, priced from the catalog: the App Store price now (the
+    /// customer's own when known) and the web price with the campaign's discount.
+    public init(offer data: MigrationOffer.OfferData, catalog: [Product], appStorePrice: Price? = nil) {
+        let web = catalog.first { $0.id == data.prompt.productId }
+        let apple = catalog.first { $0.id == data.activeStoreKitProductId } ?? web
+        let discounted = web?.webPrice.map {
+            Price(amountMicros: Money.discounted(micros: $0.amountMicros, percentOff: data.prompt.discountPercent, currencyCode: $0.currencyCode),
+                  currencyCode: $0.currencyCode)
+        }
+        self.init(
+            productId: data.prompt.productId, productName: web?.displayName ?? data.prompt.productId,
+            discountPercent: data.prompt.discountPercent, priceNow: appStorePrice ?? apple?.storekitPrice,
+            priceWithDiscount: discounted, interval: web?.billingInterval, bridgedDays: data.freeTrialDays,
+            title: data.prompt.title, message: data.prompt.message, ctaText: data.prompt.ctaText
+        )
     }
 }

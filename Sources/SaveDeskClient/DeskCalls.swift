@@ -51,6 +51,26 @@ extension SaveDeskClient {
         }) { try $0.ok.body.json }
     }
 
+    /// Records that the steps to cancel an App Store subscription in Settings were read out; it
+    /// stays waiting for Apple until the App Store reports renewal off. A repeat answers with the
+    /// same record (confirmed once Apple has).
+    public func recordAppStoreCancellation(customerId: String, productId: String) async throws(SaveDeskClientError) -> Wire.AppStoreCancellation {
+        let key = Self.newIdempotencyKey()
+        return try await send(retry: true, {
+            try await api.recordAppStoreCancellation(
+                path: .init(customerId: customerId), headers: .init(idempotencyKey: key), body: .json(.init(productId: productId)))
+        }) { try $0.ok.body.json }
+    }
+
+    /// One App Store offer code from the cancel flow's pool for an App Store subscriber who stays.
+    public func issueRetentionOfferCode(customerId: String, productId: String) async throws(SaveDeskClientError) -> Wire.RetentionOfferCode {
+        let key = Self.newIdempotencyKey()
+        return try await send(retry: true, {
+            try await api.issueRetentionOfferCode(
+                path: .init(customerId: customerId), headers: .init(idempotencyKey: key), body: .json(.init(productId: productId)))
+        }) { try $0.ok.body.json }
+    }
+
     /// Clears a recorded switch-and-save dismissal; true when there was one.
     @discardableResult
     public func resetOfferDismissal(customerId: String) async throws(SaveDeskClientError) -> Bool {

@@ -21,6 +21,19 @@ public struct SwitchAndSaveDecision: Sendable, Equatable {
     public var isSandbox: Bool
     public var serverTime: Date
 
+    /// The decision as RetentionDomain's evaluator states it, for the rules that take it.
+    public var evaluation: SwitchAndSaveEligibility.Decision {
+        switch state {
+        case .eligible, .presented:
+            if let offerData { return .offer(offerData) }
+        case .accepted, .completed:
+            if let offerData { return .midSwitch(state, offerData) }
+        case .loading, .ineligible, .dismissed:
+            break
+        }
+        return .notOffered(reasons)
+    }
+
     init(_ wire: Components.Schemas.UserOfferResponse) throws {
         userId = wire.userId
         state = MigrationOffer.State(rawValue: wire.state) ?? .ineligible

@@ -20,6 +20,10 @@ public enum Wire {
     public typealias FunnelCounts = Components.Schemas.FunnelCounts
     public typealias ClockAdvance = Components.Schemas.ClockAdvanceResponse
     public typealias WinBack = Components.Schemas.WinBackResponse
+    public typealias CustomerRetention = Components.Schemas.CustomerRetention
+    public typealias AppStoreOffer = Components.Schemas.AppStoreOffer
+    public typealias AppStoreCancellation = Components.Schemas.AppStoreCancellation
+    public typealias RetentionOfferCode = Components.Schemas.RetentionOfferCode
     public typealias Checkout = Components.Schemas.CheckoutResponse
     public typealias CheckoutTransaction = Components.Schemas.CheckoutTransaction
     public typealias CheckoutOutcome = Components.Schemas.SimulateCheckoutRequest.OutcomePayload
@@ -32,9 +36,14 @@ public enum Wire {
     public typealias UpgradeAnswer = Components.Schemas.UpgradeResponseRequest.OutcomePayload
 }
 
+extension Components.Schemas.DeskEntitlement {
+    /// The entitlement as a RetentionDomain value (nil when it does not convert).
+    public var domain: RetentionDomain.Entitlement? { try? WireConversion.convert(entitlement) }
+}
+
 extension Components.Schemas.CustomerDetail {
     /// The entitlements as RetentionDomain values (for the rules that take them).
     public var domainEntitlements: [RetentionDomain.Entitlement] {
-        entitlements.compactMap { try? WireConversion.convert($0.entitlement) }
+        entitlements.compactMap(\.domain)
     }
 }

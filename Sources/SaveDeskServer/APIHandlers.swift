@@ -13,6 +13,7 @@ struct APIHandlers: APIProtocol {
     let analytics: AnalyticsService
     let testClock: TestClockService
     let winBack: WinBackService
+    let retention: RetentionService
     let appStore: AppStoreService
     let checkout: CheckoutService
     let upgrades: UpgradeService
@@ -30,6 +31,7 @@ struct APIHandlers: APIProtocol {
         analytics = AnalyticsService(store: service.store, config: service.config)
         testClock = TestClockService(subscriptions: service, appStore: appStore)
         winBack = WinBackService(subscriptions: service)
+        retention = RetentionService(subscriptions: service)
         checkout = CheckoutService(subscriptions: service, portal: portal, switchAndSave: switchAndSave)
         upgrades = UpgradeService(subscriptions: service, checkout: checkout)
         catalog = try CatalogService(subscriptions: service, switchAndSave: switchAndSave)
@@ -166,6 +168,22 @@ struct APIHandlers: APIProtocol {
         return .ok(.init(body: .json(
             try await winBack.winBack(customerId: input.path.customerId, request: body, idempotencyKey: input.headers.idempotencyKey)
         )))
+    }
+
+    func recordAppStoreCancellation(
+        _ input: Operations.RecordAppStoreCancellation.Input
+    ) async throws -> Operations.RecordAppStoreCancellation.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await retention.recordAppStoreCancellation(
+            customerId: input.path.customerId, request: body, idempotencyKey: input.headers.idempotencyKey
+        ))))
+    }
+
+    func issueRetentionOfferCode(_ input: Operations.IssueRetentionOfferCode.Input) async throws -> Operations.IssueRetentionOfferCode.Output {
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await retention.issueOfferCode(
+            customerId: input.path.customerId, request: body, idempotencyKey: input.headers.idempotencyKey
+        ))))
     }
 
     func syncStoreKitTransaction(

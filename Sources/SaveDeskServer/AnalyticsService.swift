@@ -78,9 +78,21 @@ final class AnalyticsService: Sendable {
                     .map { try $0.decode(column: "free_text", as: String.self) }
             }
 
+            // App Store cancellations: read out in the range, and confirmed by Apple in the range.
+            func cancellations(_ column: String) async throws -> Int {
+                var builder = db.select().column(count, as: "n").from("appstore_cancellations").where("livemode", .equal, livemode)
+                    .where(SQLColumn(column), .isNot, SQLLiteral.null)
+                if let from { builder = builder.where(SQLColumn(column), .greaterThanOrEqual, SQLBind(from.unixSeconds)) }
+                if let to { builder = builder.where(SQLColumn(column), .lessThan, SQLBind(to.unixSeconds)) }
+                if let operatorName { builder = builder.where("read_out_by", .equal, operatorName) }
+                return try await builder.first()?.decode(column: "n", as: Int.self) ?? 0
+            }
+
             return Schemas.CancelFlowAnalytics(
                 from: from, to: to, outcomes: Self.outcomes(totals),
                 offerShown: offerShown, offerAccepted: offerAccepted, pauseShown: pauseShown, pauseAccepted: pauseAccepted,
+                pauseApplied: totals["paused"] ?? 0,
+                appStoreCancellations: .init(readOut: try await cancellations("read_out_at"), confirmed: try await cancellations("confirmed_at")),
                 pauseDurations: durations.keys.sorted().map { .init(key: String($0), count: durations[$0] ?? 0) },
                 lastStepReached: steps.keys.sorted().map { .init(key: String($0), count: steps[$0] ?? 0) },
                 questions: config.cancelFlow.config.orderedQuestions.map { question in

@@ -58,6 +58,7 @@ extension AppStoreService {
                 if let renewal = verified.renewal { record.appstoreRenewalSignedAt = renewal.signedDate ?? notification.signedDate ?? 0 }
                 record.updatedAt = received
                 try await db.update(record)
+                try await RetentionService.confirmCancellations(db, of: record, at: received)
                 outcome = "applied"
                 try await db.insert(AuditRecord(
                     id: AuditID.next(), at: received, actor: "app_store", customerId: record.customerId,

@@ -128,6 +128,7 @@ final class AppStoreService: Sendable {
         guard record != before else { return .unchanged(record) }
         record.updatedAt = now
         if existing == nil { try await db.insert(record, into: "subscriptions") } else { try await db.update(record) }
+        try await RetentionService.confirmCancellations(db, of: record, at: now)
         return .changed(before: before, after: record)
     }
 

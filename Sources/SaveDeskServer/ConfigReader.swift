@@ -41,6 +41,10 @@ public enum ConfigReader {
                 appStore: appStore, server: server, checkout: checkout
             )
             for issue in config?.deploymentIssues(testClock: false) ?? [] { issues.add(issue.path, issue.message) }
+            let shared = Set(winBack?.offerCodes ?? []).intersection(cancelFlow.appStoreOffer?.offerCodes ?? [])
+            for code in shared.sorted() {
+                issues.add("cancel_flow.app_store_offer.offer_codes", "offer code \"\(code)\" is also a win-back code; a code belongs to one pool")
+            }
         }
         guard issues.issues.isEmpty, let config else {
             throw InvalidConfig(file: file, issues: issues.issues)
@@ -89,7 +93,7 @@ public enum ConfigReader {
 
     static func readCancelFlow(_ node: TOMLNode?, issues: IssueCollector) -> ServerConfig.CancelFlowSettings? {
         guard let node else { return nil }
-        node.allowOnly(["enabled", "variant_id", "questions", "offer", "pause", "max_pause_days"])
+        node.allowOnly(["enabled", "variant_id", "questions", "offer", "pause", "max_pause_days", "app_store_offer"])
         let offerNode = node.table("offer")
         let (offer, terms) = offerNode.map(readOffer) ?? (nil, nil)
         let pauseNode = node.table("pause")
@@ -105,8 +109,32 @@ public enum ConfigReader {
             variantId: node.int("variant_id", required: false, in: 0...Int(Int32.max))
         )
         return ServerConfig.CancelFlowSettings(
-            config: config, offerTerms: terms, defaultPauseOptionId: defaultPause, maxPauseDays: maxPause
+            config: config, offerTerms: terms, defaultPauseOptionId: defaultPause, maxPauseDays: maxPause,
+            appStoreOffer: node.table("app_store_offer").flatMap(readAppStoreOffer)
         )
+    }
+
+    static func readAppStoreOffer(_ node: TOMLNode) -> ServerConfig.AppStoreOfferSettings? {
+        node.allowOnly(["title", "body", "cta_text", "offer_codes"])
+        let codes = readOfferCodes(node)
+        if codes.isEmpty { node.issues.add(node.child("offer_codes"), "list at least one App Store offer code") }
+        let (title, body, cta) = (node.string("title"), node.string("body"), node.string("cta_text"))
+        guard let title, let body, let cta else { return nil }
+        return .init(title: title, body: body, ctaText: cta, offerCodes: codes)
+    }
+
+    /// `offer_codes`: each 1–64 letters, digits, - or _, no duplicates.
+    static func readOfferCodes(_ node: TOMLNode) -> [String] {
+        let codes = node.strings("offer_codes")
+        var seen = Set<String>()
+        for (index, code) in codes.enumerated() {
+            if code.isEmpty || code.count > 64 || !code.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) {
+                node.issues.add("\(node.child("offer_codes"))[\(index)]", "an offer code is 1–64 letters, digits, - or _, got \"\(code)\"")
+            } else if !seen.insert(code).inserted {
+                node.issues.add("\(node.child("offer_codes"))[\(index)]", "duplicate offer code \"\(code)\"")
+            }
+        }
+        return codes
     }
 
     static func readQuestion(
@@ -306,15 +334,7 @@ public enum ConfigReader {
 
     static func readWinBack(_ node: TOMLNode) -> ServerConfig.WinBackSettings? {
         node.allowOnly(["discount_percent", "duration_in_months", "offer_codes"])
-        let codes = node.strings("offer_codes")
-        var seen = Set<String>()
-        for (index, code) in codes.enumerated() {
-            if code.isEmpty || code.count > 64 || !code.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) {
-                node.issues.add("\(node.child("offer_codes"))[\(index)]", "an offer code is 1–64 letters, digits, - or _, got \"\(code)\"")
-            } else if !seen.insert(code).inserted {
-                node.issues.add("\(node.child("offer_codes"))[\(index)]", "duplicate offer code \"\(code)\"")
-            }
-        }
+        let codes = readOfferCodes(node)
         guard let percent = node.int("discount_percent", in: 1...100),
             let months = node.int("duration_in_months", in: 1...36)
         else { return nil }

@@ -66,7 +66,8 @@ final class DeskService: Sendable {
             try await subscriptions.settle(db, customerId: customerId, now: now.unixSeconds)
             var subs: [Schemas.Subscription] = []
             var entitlements: [Schemas.DeskEntitlement] = []
-            for record in try await db.subscriptions(customerId: customerId) {
+            let records = try await db.subscriptions(customerId: customerId)
+            for record in records {
                 let discounts = try await db.discounts(subscriptionId: record.id)
                 subs.append(subscription(record, discounts: discounts, now: now.unixSeconds))
                 let entitlement = EntitlementMapping.entitlement(record, now: now, policy: policy)
@@ -85,7 +86,8 @@ final class DeskService: Sendable {
                     id: customer.id, name: customer.name, email: customer.email, country: customer.country,
                     createdAt: Date(unixSeconds: customer.createdAt), cardFailing: customer.cardFailing
                 ),
-                subscriptions: subs, entitlements: entitlements
+                subscriptions: subs, entitlements: entitlements,
+                retention: try await RetentionService(subscriptions: subscriptions).retention(db, customerId: customerId, subscriptions: records)
             )
         }
     }

@@ -114,7 +114,8 @@ public enum SaveDeskBackend {
         let problems = config.deploymentIssues(testClock: options.testClock)
         guard problems.isEmpty else { throw InvalidConfig(file: "config", issues: problems) }
         let spec = try APISpec.shipped.get()
-        try await WinBackService.syncPool(store, codes: config.winBack?.offerCodes ?? [])
+        try await OfferCodePool.winBack.sync(store, codes: config.winBack?.offerCodes ?? [])
+        try await OfferCodePool.cancelFlow.sync(store, codes: config.cancelFlow.appStoreOffer?.offerCodes ?? [])
         let subscriptions = SubscriptionService(
             store: store, config: config, clock: clock, testClock: TestClock(isAdjustable: options.testClock)
         )

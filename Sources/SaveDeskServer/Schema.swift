@@ -155,5 +155,20 @@ enum Schema {
             """,
             "CREATE INDEX funnel_events_created ON funnel_events (livemode, created_at)",
         ]),
+        // The App Store half of the cancel flow: cancellations read out and Apple's confirmation;
+        // offer codes kept for subscribers who stay, in their own pool.
+        (4, [
+            """
+            CREATE TABLE appstore_cancellations (
+                id TEXT PRIMARY KEY, customer_id TEXT NOT NULL REFERENCES customers (id),
+                subscription_id TEXT NOT NULL REFERENCES subscriptions (id), product_id TEXT NOT NULL,
+                read_out_at BIGINT NOT NULL, read_out_by TEXT NOT NULL, confirmed_at BIGINT, livemode INTEGER NOT NULL)
+            """,
+            "CREATE INDEX appstore_cancellations_subscription ON appstore_cancellations (subscription_id, confirmed_at)",
+            "CREATE INDEX appstore_cancellations_read ON appstore_cancellations (livemode, read_out_at)",
+            "CREATE INDEX appstore_cancellations_confirmed ON appstore_cancellations (livemode, confirmed_at)",
+            "ALTER TABLE win_back_codes ADD COLUMN pool TEXT NOT NULL DEFAULT 'win_back'",
+            "CREATE INDEX win_back_codes_pool ON win_back_codes (pool, customer_id, code)",
+        ]),
     ]
 }

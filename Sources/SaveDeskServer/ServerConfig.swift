@@ -34,6 +34,18 @@ public struct ServerConfig: Sendable {
         public var defaultPauseOptionId: Int?
         /// The longest pause accepted, in days.
         public var maxPauseDays: Int
+        /// The save offer for App Store subscribers who cannot switch and save: one App Store
+        /// offer code each (nil when not configured).
+        public var appStoreOffer: AppStoreOfferSettings?
+    }
+
+    /// App Store offer codes kept for subscribers who stay, with the retention page's copy. Each
+    /// code goes to at most one customer.
+    public struct AppStoreOfferSettings: Hashable, Sendable {
+        public var title: String
+        public var body: String
+        public var ctaText: String
+        public var offerCodes: [String]
     }
 
     /// Billing rules of the ledger.

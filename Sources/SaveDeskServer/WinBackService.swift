@@ -14,16 +14,6 @@ final class WinBackService: Sendable {
 
     var config: ServerConfig { subscriptions.config }
 
-    /// Adds the config's offer codes that the store does not have yet.
-    static func syncPool(_ store: Store, codes: [String]) async throws {
-        guard !codes.isEmpty else { return }
-        try await store.transaction { db in
-            for code in codes {
-                try await db.insert(into: "win_back_codes").columns("code").values(SQLBind(code)).ignoringConflicts(with: "code").run()
-            }
-        }
-    }
-
     func winBack(customerId: String, request: Schemas.WinBackRequest, idempotencyKey: String?) async throws -> Schemas.WinBackResponse {
         guard let settings = config.winBack else {
             throw SaveDeskError.unprocessable("win-back is not configured; add a [win_back] section", code: "win_back_not_configured")
@@ -77,7 +67,9 @@ final class WinBackService: Sendable {
             guard lapsed.contains(where: { $0.source == .appStore }) else {
                 throw SaveDeskError.notFound("\(customer.name) has no lapsed \(product.displayName) subscription to win back", code: "no_lapsed_subscription")
             }
-            let code = try await offerCode(db, customerId: customerId, now: now)
+            let code = try await OfferCodePool.winBack.issue(
+                to: customerId, by: RequestScope.current?.actor ?? "operator", db, now: now, configKey: "win_back.offer_codes"
+            ).code
             return SubscriptionService.Change(
                 output: Schemas.WinBackResponse(
                     kind: "offer_code",
@@ -87,24 +79,5 @@ final class WinBackService: Sendable {
                 before: nil, after: nil
             )
         }
-    }
-
-    /// The customer's code if they already have one, otherwise the next unused code of the pool.
-    private func offerCode(_ db: any SQLDatabase, customerId: String, now: Int64) async throws -> String {
-        if let mine = try await db.select().column("code").from("win_back_codes").where("customer_id", .equal, customerId).first() {
-            return try mine.decode(column: "code", as: String.self)
-        }
-        guard let free = try await db.select().column("code").from("win_back_codes").where("customer_id", .is, SQLLiteral.null)
-            .orderBy("code").limit(1).first()
-        else {
-            throw SaveDeskError.conflict(
-                "the pool of App Store offer codes is empty; add codes to win_back.offer_codes in the config", code: "no_offer_codes"
-            )
-        }
-        let code = try free.decode(column: "code", as: String.self)
-        try await db.update("win_back_codes").set("customer_id", to: customerId)
-            .set("issued_by", to: RequestScope.current?.actor ?? "operator").set("issued_at", to: now)
-            .where("code", .equal, code).where("customer_id", .is, SQLLiteral.null).run()
-        return code
     }
 }

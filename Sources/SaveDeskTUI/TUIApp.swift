@@ -64,7 +64,7 @@ public final class TUIApp {
         case .customers: made = HomeScreen(directory: model.makeDirectory())
         case .customer(let id): made = CustomerScreen(overview: model.makeOverview(customerId: id))
         case .cancelFlow(let customerId, let productId):
-            made = CancelFlowScreen(session: model.makeCancelFlow(customerId: customerId, productId: productId))
+            made = CancelFlowScreen(session: model.makeCancelFlow(customerId: customerId, productId: productId), device: model.makeDemoDevice())
         case .switchAndSave(let customerId):
             made = SwitchAndSaveScreen(manager: model.makeMigrationManager(userId: customerId), device: model.makeDemoDevice())
         case .timeline(let customerId): made = TimelineScreen(overview: model.makeOverview(customerId: customerId))

@@ -194,7 +194,9 @@ public final class AppModel {
     }
 
     public func makeCancelFlow(customerId: String, productId: String) -> CancelFlowSession {
-        CancelFlowSession(userId: customerId, productId: productId, client: client)
+        CancelFlowSession(userId: customerId, productId: productId, client: client) { [unowned self] userId in
+            self.makeMigrationManager(userId: userId)
+        }
     }
 
     public func makeMigrationManager(userId: String, stripeCustomerId: String? = nil) -> MigrationManager {

@@ -4,8 +4,14 @@ import RetentionDomain
 import SaveDeskClient
 
 /// One cancel flow with a customer: the RetentionDomain navigator (questions, early triggers,
-/// back), the server calls of the choice made (accept the save offer, pause, cancel), the outcome,
-/// and the response submitted at the end whatever happens (through the outbox: never lost).
+/// back) narrowed by the retention plan (who bills decides the save offer, and whether a pause
+/// can apply), the server calls of the choice made, the outcome, and the response submitted at
+/// the end whatever happens (through the outbox: never lost).
+///
+/// For App Store billing the save offer is switch and save (its checkout runs inline, through a
+/// `MigrationManager`) or an App Store offer code, and cancelling is read out as the customer's
+/// steps in Settings; the flow then follows Apple: waiting until the App Store reports renewal
+/// off, then confirmed.
 @MainActor @Observable
 public final class CancelFlowSession {
     public typealias NavigationError = CancelFlow.Navigator.NavigationError
@@ -32,12 +38,53 @@ public final class CancelFlowSession {
         public var accessUntil: Date?
         /// Steps the customer must take themselves (App Store billing).
         public var customerSteps: [String]
+        /// The App Store offer code handed out, to read out.
+        public var offerCode: String?
+
+        public init(
+            outcome: CancelFlow.Outcome, message: String, pausedUntil: Date? = nil, accessUntil: Date? = nil,
+            customerSteps: [String] = [], offerCode: String? = nil
+        ) {
+            self.outcome = outcome
+            self.message = message
+            self.pausedUntil = pausedUntil
+            self.accessUntil = accessUntil
+            self.customerSteps = customerSteps
+            self.offerCode = offerCode
+        }
+    }
+
+    /// Apple's side once the flow has ended.
+    public enum AppleSide: Hashable, Sendable {
+        /// A switch was paid: Apple still renews until the customer turns it off in Settings.
+        case switchWaiting
+        /// Switched, and Apple's renewal is off: completed.
+        case switchCompleted
+        /// The cancellation steps were read out; Apple has not reported renewal off yet.
+        case cancellationWaiting(readOutAt: Date)
+        /// Apple reported renewal off.
+        case cancellationConfirmed(readOutAt: Date, confirmedAt: Date)
+
+        public var isWaiting: Bool {
+            switch self {
+            case .switchWaiting, .cancellationWaiting: true
+            case .switchCompleted, .cancellationConfirmed: false
+            }
+        }
     }
 
     public let userId: String
     public let productId: String
     public private(set) var phase: Phase = .loading
     public private(set) var navigator: CancelFlow.Navigator?
+    /// What the retention page may offer this customer, and how they cancel.
+    public private(set) var plan: CancelFlow.RetentionPlan?
+    /// The inline switch-and-save flow, when switch and save is the save offer.
+    public private(set) var switchAndSave: MigrationManager?
+    /// The App Store cancellation read out in this flow (waiting for Apple, then confirmed).
+    public private(set) var appleCancellation: Wire.AppStoreCancellation?
+    /// The last failure of a check on Apple's side or of the switch's checkout, as a sentence.
+    public private(set) var appleMessage: String?
     /// The response as submitted (once, at the end).
     public private(set) var submittedResponse: CancelFlow.Response?
     /// What the customer pays now, and with the save offer (a discount offer), for the offer page.
@@ -47,17 +94,21 @@ public final class CancelFlowSession {
     public private(set) var periodEnd: Date?
     /// "month" or "year": the billing interval of the subscription.
     public private(set) var billingInterval: String?
+    /// Product ids → display names, for copy the agent reads out.
+    public private(set) var productNames: [String: String] = [:]
     /// The last failed call, with its kind (for exit codes and retries).
     public private(set) var lastError: SaveDeskClientError?
 
     @ObservationIgnored let client: SaveDeskClient
+    @ObservationIgnored let makeMigrationManager: @MainActor (String) -> MigrationManager
     /// The server call for the choice made, kept for `retry()`.
     @ObservationIgnored private var pendingCall: (@MainActor () async throws(SaveDeskClientError) -> Outcome)?
 
-    init(userId: String, productId: String, client: SaveDeskClient) {
+    init(userId: String, productId: String, client: SaveDeskClient, makeMigrationManager: @escaping @MainActor (String) -> MigrationManager) {
         self.userId = userId
         self.productId = productId
         self.client = client
+        self.makeMigrationManager = makeMigrationManager
     }
 
     public var config: CancelFlow.Config? { navigator?.config }
@@ -70,13 +121,66 @@ public final class CancelFlowSession {
         }
     }
 
+    /// The save offer on the retention page (coupon, switch and save, or an offer code).
+    public var saveOffer: CancelFlow.RetentionPlan.SaveOffer? { plan?.saveOffer }
+
+    /// True while the switch's checkout waits for the customer to pay.
+    public var isAwaitingSwitchPayment: Bool { switchAndSave?.state == .presented && page == .retention(.offer) }
+
+    /// Why what the customer's answer asked for is not on the page ("Apple has no pause…").
+    public var unavailableNote: String? {
+        guard let step = navigator?.unavailableTrigger else { return nil }
+        return plan?.note(for: step)
+    }
+
+    /// Apple's side after the flow ended, when there is one to follow.
+    public var appleSide: AppleSide? {
+        if let cancellation = appleCancellation {
+            if let confirmed = cancellation.confirmedAt {
+                return .cancellationConfirmed(readOutAt: cancellation.readOutAt, confirmedAt: confirmed)
+            }
+            return .cancellationWaiting(readOutAt: cancellation.readOutAt)
+        }
+        guard case .finished(let outcome) = phase, outcome.outcome == .retained, let manager = switchAndSave else { return nil }
+        switch manager.state {
+        case .accepted: return .switchWaiting
+        case .completed: return .switchCompleted
+        default: return nil
+        }
+    }
+
+    /// The display name of a product (its id when unknown).
+    public func productName(_ id: String) -> String { productNames[id] ?? id }
+
+    /// Loads the config, the customer's subscriptions and (for App Store billing) the switch-and-save
+    /// decision, and plans the retention page from them.
     public func load() async {
         phase = .loading
         do {
             let config = try await client.cancelFlowConfig(userId: userId)
-            navigator = CancelFlow.Navigator(config: config, productId: productId, userId: userId)
-            await loadPrice(config)
+            let detail = try await client.customer(id: userId)
+            let catalog = (try? await client.products()) ?? []
+            productNames = Dictionary(catalog.map { ($0.id, $0.displayName) }, uniquingKeysWith: { first, _ in first })
+            var input = CancelFlow.RetentionPlan.Input(
+                productId: productId, entitlements: detail.domainEntitlements, config: config, switchAndSave: nil, catalog: catalog,
+                appStorePrice: detail.subscriptions.first { $0.source == "app_store" && $0.productId == productId }
+                    .map { Price(amountMicros: $0.price.amountMicros, currencyCode: $0.price.currencyCode) },
+                offerCodes: detail.retention.appStoreOffer.map { .init(title: $0.title, body: $0.body, ctaText: $0.ctaText, hasCode: $0.hasCode) }
+            )
+            var plan = CancelFlow.RetentionPlan.plan(input)
+            if plan.billing == .appStore, config.offer?.enabled == true {
+                // Only App Store billing can switch: ask the server's evaluator.
+                let manager = switchAndSave ?? makeMigrationManager(userId)
+                await manager.refresh(recordImpression: false)
+                input.switchAndSave = manager.evaluation
+                plan = CancelFlow.RetentionPlan.plan(input)
+                switchAndSave = manager
+            }
+            self.plan = plan
+            navigator = CancelFlow.Navigator(config: config, productId: productId, userId: userId, availability: plan.availability)
+            priceTheOffer(detail, plan: plan, catalog: catalog)
             phase = .inFlow
+            noteShown()
         } catch {
             lastError = error
             phase = .unavailable(error.message)
@@ -99,12 +203,48 @@ public final class CancelFlowSession {
 
     // MARK: Choices
 
+    /// The customer takes the save offer: the coupon is applied, the offer code handed out, or the
+    /// switch's checkout created (the flow ends once the customer has paid: `confirmSwitchPayment()`).
     public func acceptOffer() async throws(NavigationError) {
-        try step { navigator throws(NavigationError) in try navigator.acceptOffer() }
-        await run("Applying the save offer…") { [client, userId, productId] () throws(SaveDeskClientError) in
-            let result = try await client.acceptSaveOffer(productId: productId, userId: userId)
-            return Outcome(outcome: .retained, message: result.message, customerSteps: [])
+        switch plan?.saveOffer {
+        case .switchAndSave?:
+            try requireOfferPage()
+            await startSwitchCheckout()
+        case .offerCode?:
+            try step { navigator throws(NavigationError) in try navigator.acceptOffer() }
+            await run("Handing out the offer code…") { [client, userId, productId] () throws(SaveDeskClientError) in
+                let code = try await client.issueRetentionOfferCode(customerId: userId, productId: productId)
+                return Outcome(outcome: .retained, message: code.message, offerCode: code.offerCode)
+            }
+        case .coupon?, nil:
+            try step { navigator throws(NavigationError) in try navigator.acceptOffer() }
+            await run("Applying the save offer…") { [client, userId, productId] () throws(SaveDeskClientError) in
+                let result = try await client.acceptSaveOffer(productId: productId, userId: userId)
+                return Outcome(outcome: .retained, message: result.message)
+            }
         }
+    }
+
+    /// The customer paid the switch's checkout: the server confirms the payment, the flow ends as
+    /// retained, and Apple's side follows (the steps to turn off renewal).
+    public func confirmSwitchPayment() async {
+        guard let manager = switchAndSave, isAwaitingSwitchPayment, case .switchAndSave(let terms)? = plan?.saveOffer else { return }
+        phase = .applying("Confirming the payment…")
+        await manager.markCheckoutSucceeded()
+        guard manager.state == .accepted || manager.state == .completed else {
+            appleMessage = manager.checkoutError
+            phase = .inFlow
+            return
+        }
+        appleMessage = nil
+        try? step { navigator throws(NavigationError) in try navigator.acceptOffer() }
+        let price = terms.priceWithDiscount.map { " at " + Money.format($0, per: terms.interval) } ?? ""
+        await finish(Outcome(
+            outcome: .retained,
+            message: "Switched to web billing: \(terms.productName)\(price), \(terms.discountPercent)% off. " + terms.bridgeLine,
+            customerSteps: manager.appleCancelSteps.isEmpty ? Self.steps(manager) : manager.appleCancelSteps
+        ))
+        if manager.state == .accepted { await checkApple() }
     }
 
     public func declineOffer() throws(NavigationError) { try step { navigator throws(NavigationError) in try navigator.declineOffer() } }
@@ -127,15 +267,42 @@ public final class CancelFlowSession {
         config?.pause?.options.first { $0.id == optionId }?.resumesAt(from: now)
     }
 
+    /// Web billing: cancels (at period end, or now). App Store billing: the agent has read out the
+    /// steps; the flow records that and waits for Apple (`immediately` does not apply).
     public func confirmCancel(immediately: Bool = false) async throws(NavigationError) {
+        let immediately = isAppStoreCancellation ? false : immediately
         try step { navigator throws(NavigationError) in try navigator.confirmCancel(immediately: immediately) }
         await cancel(immediately: immediately)
     }
 
     /// "Skip and cancel" from any page.
     public func skipAndCancel(immediately: Bool = false) async throws(NavigationError) {
+        let immediately = isAppStoreCancellation ? false : immediately
         try step { navigator throws(NavigationError) in try navigator.skipAndCancel(immediately: immediately) }
         await cancel(immediately: immediately)
+    }
+
+    /// Whether cancelling is the customer's own step in Settings (App Store billing).
+    public var isAppStoreCancellation: Bool {
+        if case .appStore? = plan?.cancellation { return true }
+        return false
+    }
+
+    /// After the flow: asks the server what Apple reports (renewal off confirms a cancellation read
+    /// out, and completes a switch). Safe to call again.
+    public func checkApple() async {
+        if let cancellation = appleCancellation {
+            do {
+                let detail = try await client.customer(id: userId)
+                appleCancellation = detail.retention.appStoreCancellations.first { $0.id == cancellation.id } ?? cancellation
+                appleMessage = appleCancellation?.confirmedAt == nil ? "Apple has not reported renewal off yet." : nil
+            } catch {
+                appleMessage = error.message
+            }
+        } else if let manager = switchAndSave, manager.state == .accepted {
+            await manager.showAppleSubscriptionManagement()
+            appleMessage = manager.checkoutError ?? (manager.waitingForAppleCancel ? "Apple still renews: the customer has not turned it off yet." : nil)
+        }
     }
 
     /// The agent leaves the flow without a decision: recorded as dismissed.
@@ -143,7 +310,7 @@ public final class CancelFlowSession {
         guard var navigator, submittedResponse == nil else { return }
         if case .finished = navigator.page {} else { try? navigator.dismiss() }
         self.navigator = navigator
-        await finish(Outcome(outcome: .dismissed, message: "Left without a decision", customerSteps: []))
+        await finish(Outcome(outcome: .dismissed, message: "Left without a decision"))
     }
 
     /// Runs the failed call again.
@@ -155,41 +322,76 @@ public final class CancelFlowSession {
     /// Stops retrying: the flow ends as dismissed, and the response still records the choice.
     public func giveUp() async {
         guard case .failed(let message) = phase else { return }
-        await finish(Outcome(outcome: .dismissed, message: "Not applied: \(message)", customerSteps: []))
+        await finish(Outcome(outcome: .dismissed, message: "Not applied: \(message)"))
     }
 
     // MARK: Private
 
-    /// The price on the offer page comes from the customer's subscription (web first); it is
-    /// decoration, so a failure leaves it out rather than stopping the flow.
-    private func loadPrice(_ config: CancelFlow.Config) async {
-        guard let detail = try? await client.customer(id: userId) else { return }
-        let subscriptions = detail.subscriptions.filter { $0.productId == productId }
+    /// Prices on the offer page: the web subscription's price and the coupon's (for a discount
+    /// offer); decoration, so what is unknown is left out.
+    private func priceTheOffer(_ detail: Wire.CustomerDetail, plan: CancelFlow.RetentionPlan, catalog: [Product]) {
+        let subscriptions = detail.subscriptions.filter { $0.productId == plan.productId }
         guard let subscription = subscriptions.first(where: { $0.source == "web" }) ?? subscriptions.first else { return }
         let price = Price(amountMicros: subscription.price.amountMicros, currencyCode: subscription.price.currencyCode)
         currentPrice = price
         periodEnd = subscription.currentPeriodEnd
-        billingInterval = try? await client.products().first { $0.id == productId }?.billingInterval.wireValue
-        if let offer = config.offer, offer.enabled, offer.type == .discount, let percent = Int(offer.value) {
+        billingInterval = catalog.first { $0.id == plan.productId }?.billingInterval.wireValue
+        if case .coupon(let offer)? = plan.saveOffer, offer.type == .discount, let percent = Int(offer.value) {
             offerPrice = Price(amountMicros: Money.discounted(micros: price.amountMicros, percentOff: percent, currencyCode: price.currencyCode),
                                currencyCode: price.currencyCode)
         }
+    }
+
+    private func startSwitchCheckout() async {
+        guard let manager = switchAndSave else { return }
+        phase = .applying("Creating the checkout…")
+        let url = await manager.startCheckout()
+        appleMessage = url == nil ? manager.checkoutError : nil
+        phase = .inFlow
+    }
+
+    /// Counts the switch offer as seen when its page is on screen.
+    private func noteShown() {
+        if page == .retention(.offer), case .switchAndSave? = plan?.saveOffer { switchAndSave?.recordImpression() }
+    }
+
+    private static func steps(_ manager: MigrationManager) -> [String] {
+        (manager.display?.appleCancelInstructions ?? "").split(separator: "\n").map(String.init)
     }
 
     private func pause(days: Int?) async {
         await run("Pausing…") { [client, userId, productId] () throws(SaveDeskClientError) in
             let resumes = try await client.pauseSubscription(productId: productId, userId: userId, days: days)
             let message = resumes.map { "Paused until \(CalendarDays.display($0, in: .gmt))" } ?? "Paused"
-            return Outcome(outcome: .paused, message: message, pausedUntil: resumes, customerSteps: [])
+            return Outcome(outcome: .paused, message: message, pausedUntil: resumes)
         }
     }
 
     private func cancel(immediately: Bool) async {
+        if isAppStoreCancellation {
+            await run("Recording the cancellation read out…") { [client, userId, productId] () throws(SaveDeskClientError) in
+                let record = try await client.recordAppStoreCancellation(customerId: userId, productId: productId)
+                self.appleCancellation = record
+                let until = record.accessUntil.map { "; access until \(CalendarDays.display($0, in: .gmt))" } ?? ""
+                let state = record.confirmedAt == nil ? "waiting for Apple to confirm" : "confirmed by Apple"
+                return Outcome(
+                    outcome: .cancelled, message: "Cancellation read out on \(CalendarDays.display(record.readOutAt, in: .gmt)), \(state)\(until)",
+                    accessUntil: record.accessUntil, customerSteps: record.steps
+                )
+            }
+            return
+        }
         await run("Cancelling…") { [client, userId, productId] () throws(SaveDeskClientError) in
             let until = try await client.cancelSubscription(productId: productId, userId: userId, immediate: immediately)
             let message = immediately ? "Cancelled; access ended now" : "Cancelled; access until \(CalendarDays.display(until, in: .gmt))"
-            return Outcome(outcome: .cancelled, message: message, accessUntil: until, customerSteps: [])
+            return Outcome(outcome: .cancelled, message: message, accessUntil: until)
         }
+    }
+
+    private func requireOfferPage() throws(NavigationError) {
+        guard navigator != nil else { throw .notOnQuestion }
+        if case .finished(let outcome) = phase { throw .alreadyFinished(outcome.outcome) }
+        guard page == .retention(.offer) else { throw .notShowing(.offer) }
     }
 
     private func step(_ change: (inout CancelFlow.Navigator) throws(NavigationError) -> Void) throws(NavigationError) {
@@ -197,6 +399,7 @@ public final class CancelFlowSession {
         if case .finished(let outcome) = phase { throw .alreadyFinished(outcome.outcome) }
         try change(&navigator)
         self.navigator = navigator
+        noteShown()
     }
 
     private func run(_ label: String?, _ call: @escaping @MainActor () async throws(SaveDeskClientError) -> Outcome) async {

@@ -17,6 +17,8 @@ public final class CustomerOverview {
     public struct EntitlementRow: Hashable, Sendable, Identifiable {
         public var id: String
         public var productId: String
+        /// "Premium Monthly" (the id when the catalog does not know it).
+        public var productName: String
         /// "App Store" or "Web".
         public var sourceBadge: String
         /// The lifecycle display state's wire name (active, grace_period, paused…).
@@ -35,8 +37,12 @@ public final class CustomerOverview {
     public private(set) var profile: Wire.CustomerProfile?
     public private(set) var subscriptions: [Wire.Subscription] = []
     public private(set) var entitlements: [EntitlementRow] = []
-    /// Lifecycle states that need a banner (warnings first).
+    /// The customer's overall state, for the first banner line ("Active on the web · …").
+    public private(set) var standing: CustomerStanding.Standing?
+    /// Other lifecycle states that need a banner (warnings first), not already said by `standing`.
     public private(set) var banners: [EntitlementRow] = []
+    /// The latest App Store cancellation read out per subscription (waiting for Apple, or confirmed).
+    public private(set) var appStoreCancellations: [Wire.AppStoreCancellation] = []
     public private(set) var switchAndSave: SwitchAndSaveDecision?
     public private(set) var timeline: [Wire.AuditEvent] = []
     public private(set) var actions: [CustomerActions.Action] = []
@@ -45,6 +51,7 @@ public final class CustomerOverview {
     public private(set) var isWorking = false
 
     @ObservationIgnored let client: SaveDeskClient
+    @ObservationIgnored private var productNames: [String: String] = [:]
 
     init(customerId: String, client: SaveDeskClient) {
         self.customerId = customerId
@@ -58,21 +65,34 @@ public final class CustomerOverview {
             let detail = try await client.customer(id: customerId)
             async let decision = try? client.userOffer(userId: customerId)
             async let events = try? client.timeline(customerId: customerId, limit: 50)
+            if productNames.isEmpty, let catalog = try? await client.products() {
+                productNames = Dictionary(catalog.map { ($0.id, $0.displayName) }, uniquingKeysWith: { first, _ in first })
+            }
             profile = detail.profile
             subscriptions = detail.subscriptions
             entitlements = detail.entitlements.map { desk in
                 EntitlementRow(
                     id: desk.entitlement.id, productId: desk.entitlement.productId,
+                    productName: productNames[desk.entitlement.productId] ?? desk.entitlement.productId,
                     sourceBadge: desk.entitlement.source == .webCheckout ? "Web" : "App Store",
                     state: desk.lifecycle.state, summary: desk.lifecycle.summary, hasAccess: desk.lifecycle.hasAccess,
                     daysLeft: desk.lifecycle.daysLeft, warning: desk.lifecycle.warning, winBackEligible: desk.lifecycle.winBackEligible
                 )
             }
-            banners = entitlements.filter { ["grace_period", "billing_retry", "paused", "cancels_on", "expired", "revoked"].contains($0.state) }
-                .sorted { Self.rank($0.warning) > Self.rank($1.warning) }
+            let domain = detail.domainEntitlements
+            let standing = CustomerStanding.resolve(zip(detail.entitlements, entitlements).compactMap { desk, row in
+                desk.domain.map {
+                    CustomerStanding.Item(entitlement: $0, productName: row.productName, summary: row.summary,
+                                          warning: Lifecycle.WarningLevel(name: row.warning))
+                }
+            })
+            self.standing = standing
+            banners = entitlements.filter {
+                !standing.covered.contains($0.id) && ["grace_period", "billing_retry", "paused", "cancels_on", "expired", "revoked"].contains($0.state)
+            }.sorted { Self.rank($0.warning) > Self.rank($1.warning) }
+            appStoreCancellations = detail.retention.appStoreCancellations
             switchAndSave = await decision
             timeline = await events ?? []
-            let domain = detail.domainEntitlements
             var upgrades: [String: String?] = [:]
             for entitlement in domain where entitlement.isActive {
                 if let offer = try? await client.upgradeOffer(userId: customerId, productId: entitlement.productId) {
@@ -138,4 +158,16 @@ public final class CustomerOverview {
     }
 
     static func rank(_ warning: String) -> Int { ["none", "notice", "warning", "critical"].firstIndex(of: warning) ?? 0 }
+}
+
+extension Lifecycle.WarningLevel {
+    /// From the wire's name (none, notice, warning, critical); unknown names are a notice.
+    init(name: String) {
+        self = switch name {
+        case "none": .none
+        case "warning": .warning
+        case "critical": .critical
+        default: .notice
+        }
+    }
 }

@@ -31,12 +31,18 @@ public final class MigrationManager {
     public private(set) var waitingForAppleCancel = false
     /// The last failure to reach the server (loading, dismissing), as a sentence.
     public private(set) var loadError: String?
+    /// The offer priced for the agent: product names, the price now and with the discount, the
+    /// days bridged (present with `offerData`).
+    public var terms: CancelFlow.RetentionPlan.SwitchTerms? {
+        offerData.map { CancelFlow.RetentionPlan.SwitchTerms(offer: $0, catalog: catalog ?? []) }
+    }
 
     @ObservationIgnored let client: SaveDeskClient
     @ObservationIgnored let dismissals: DismissalCache
     @ObservationIgnored let sessionId = "sd_session_" + UUID().uuidString.lowercased()
     @ObservationIgnored private var decision: SwitchAndSaveDecision?
     @ObservationIgnored private var impressionRecorded = false
+    @ObservationIgnored private var catalog: [Product]?
 
     init(userId: String, stripeCustomerId: String?, client: SaveDeskClient, dismissals: DismissalCache) {
         self.userId = userId
@@ -45,8 +51,13 @@ public final class MigrationManager {
         self.dismissals = dismissals
     }
 
-    /// Evaluates (or re-evaluates) eligibility. A locked state does not move.
-    public func refresh() async {
+    /// The server's decision as RetentionDomain states it (nil until evaluated).
+    public var evaluation: SwitchAndSaveEligibility.Decision? { decision?.evaluation }
+
+    /// Evaluates (or re-evaluates) eligibility. A locked state does not move. The offer counts as
+    /// seen (one impression per session) unless `recordImpression` is false: the cancel flow
+    /// records it only when its save-offer page shows the offer (`recordImpression()`).
+    public func refresh(recordImpression: Bool = true) async {
         let cached = dismissals.entry(for: userId)
         do {
             var decision = try await client.userOffer(userId: userId)
@@ -67,17 +78,22 @@ public final class MigrationManager {
             apply(.evaluated(decision.state))
             reasons = decision.reasons
             if state.carriesOfferData, let data = decision.offerData {
+                if catalog == nil { catalog = try? await client.products() }
                 offerData = data
                 display = decision.display
             }
-            if state == .eligible, !impressionRecorded, let data = offerData {
-                impressionRecorded = true
-                client.recordOfferViewed(userId: userId, productId: data.prompt.productId, sessionId: sessionId)
-            }
+            if recordImpression { self.recordImpression() }
         } catch {
             loadError = error.message
             if cached != nil { apply(.evaluated(.dismissed)) }
         }
+    }
+
+    /// Counts the offer as seen, once per session (while it is offered).
+    public func recordImpression() {
+        guard state == .eligible, !impressionRecorded, let data = offerData else { return }
+        impressionRecorded = true
+        client.recordOfferViewed(userId: userId, productId: data.prompt.productId, sessionId: sessionId)
     }
 
     /// Creates the web checkout (with a migration trial bridging the App Store period) and returns

@@ -10,6 +10,8 @@ public typealias CancelFlowQuestion = CancelFlow.Question
 public typealias CustomerAction = CustomerActions.Action
 public typealias CustomerActionKind = CustomerActions.Kind
 public typealias AppStoreEvent = Wire.AppStoreEvent
+public typealias LifecycleWarning = Lifecycle.WarningLevel
+public typealias CancelFlowSwitchTerms = CancelFlow.RetentionPlan.SwitchTerms
 
 /// Dates and money as an agent reads them out, one rule for every screen.
 public enum Display {
@@ -24,6 +26,15 @@ public enum Display {
         calendar.timeZone = .gmt
         let parts = calendar.dateComponents([.hour, .minute], from: date)
         return CalendarDays.display(date, in: .gmt) + String(format: " %02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
+    }
+
+    /// "Premium Monthly: cancellation read out on Nov 23, 2026 by Marco (support), waiting for Apple
+    /// to confirm" / "… confirmed by Apple on Nov 24, 2026".
+    public static func appStoreCancellation(_ cancellation: Wire.AppStoreCancellation, productName: String) -> String {
+        let readOut = "\(productName): cancellation read out on \(date(cancellation.readOutAt)) by \(cancellation.readOutBy)"
+        guard let confirmed = cancellation.confirmedAt else { return readOut + ", waiting for Apple to confirm" }
+        return readOut + ", confirmed by Apple on \(date(confirmed))"
+            + (cancellation.accessUntil.map { "; access until \(date($0))" } ?? "")
     }
 
     /// "$7.99/month".

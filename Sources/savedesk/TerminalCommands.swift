@@ -30,7 +30,10 @@ struct DemoCommand: AsyncParsableCommand {
         }
         let config = try ConfigReader.load(file: configPath)
         let database = serverDirectory.appendingPathComponent("savedesk.sqlite").path
-        _ = try await DemoSeed.apply(file: seedPath, config: config, databasePath: database)
+        // A fresh demo starts with its customers and about 90 days of generated history.
+        if try await DemoSeed.apply(file: seedPath, config: config, databasePath: database) > 0 {
+            _ = try await DemoHistory.apply(config: config, databasePath: database)
+        }
         let server = try await SaveDeskBackend.start(
             config: config, databasePath: database, host: "127.0.0.1", port: 0, logger: logger
         )

@@ -28,9 +28,13 @@ struct CustomerActionsTests {
     @Test func cancelAndPauseActOnTheWebSubscriptionWhenThereAreBoth() {
         let both = CustomerActions.Input(entitlements: [Self.entitlement(source: .storeKit), Self.entitlement()])
         let cancel = action(.cancelFlow, both)
-        #expect(cancel.isAvailable && cancel.note == nil)
+        #expect(cancel.isAvailable && cancel.note == "acts on the web subscription; the App Store one is the customer's to turn off")
+        let webOnly = action(.cancelFlow, .init(entitlements: [Self.entitlement()]))
+        #expect(webOnly.isAvailable && webOnly.note == nil)
         let storeOnly = action(.cancelFlow, .init(entitlements: [Self.entitlement(source: .storeKit)]))
-        #expect(storeOnly.isAvailable && storeOnly.note?.contains("App Store") == true)
+        #expect(storeOnly.isAvailable && storeOnly.note == "billed by the App Store: no pause; the customer cancels in Settings, with steps to read out")
+        let eligible = action(.cancelFlow, .init(entitlements: [Self.entitlement(source: .storeKit)], switchAndSave: .eligible))
+        #expect(eligible.note?.hasPrefix("billed by the App Store: switch and save is the save offer;") == true)
     }
 
     @Test func lifecycleDecidesResumeUndoAndWinBack() {

@@ -41,13 +41,51 @@ struct HeadlessCommandTests {
         #expect(analytics.stdout.contains(#""total" : 0"#), "no response was recorded")
     }
 
+    /// Diego, billed by the App Store, says it is too expensive: switch and save is the save offer;
+    /// he pays the web checkout, turns off Apple's renewal, and the switch completes.
+    @Test func appStoreCancelFlowEndsInSwitchAndSave() async throws {
+        let server = try await CommandRunner.start()
+        defer { Task { await server.stop() } }
+        let result = try await server.run(["flow", "cancel", "--user", "cus_diego", "--product", "premium_monthly",
+                                           "--answer", "1=11", "--switch", "--pay", "--apple-cancelled", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        try Golden.check(result.stdout, "flow-cancel-app-store-switch.json")
+        let funnel = try await server.run(["analytics", "switch-and-save", "--json"])
+        #expect(funnel.stdout.contains(#""conversions" : 1"#) && funnel.stdout.contains(#""completed" : 1"#), "\(funnel.stdout)")
+        let flows = try await server.run(["analytics", "cancel-flow", "--json"])
+        #expect(flows.stdout.contains(#""retained" : 1"#) && flows.stdout.contains(#""total" : 1"#), "one response: \(flows.stdout)")
+        let human = try await server.run(["customers", "show", "cus_diego"])
+        #expect(human.stdout.contains("Migration trial"), "\(human.stdout)")
+    }
+
+    /// Diego needs a break: Apple has no pause, so the switch is offered instead; he declines and
+    /// cancels: the steps are read out, and Apple's auto-renew-off notification confirms it.
+    @Test func appStoreCancelFlowEndsWithACancellationAppleConfirms() async throws {
+        let server = try await CommandRunner.start()
+        defer { Task { await server.stop() } }
+        let result = try await server.run(["flow", "cancel", "--user", "cus_diego", "--product", "premium_monthly",
+                                           "--answer", "1=12", "--cancel", "--apple-cancelled", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        try Golden.check(result.stdout, "flow-cancel-app-store-cancelled.json")
+        let flows = try await server.run(["analytics", "cancel-flow", "--json"])
+        #expect(flows.stdout.contains(#""confirmed" : 1"#) && flows.stdout.contains(#""read_out" : 1"#), "\(flows.stdout)")
+        // Without the customer's part it stays waiting for Apple.
+        let waiting = try await server.run(["flow", "cancel", "--user", "cus_chloe", "--product", "premium_monthly",
+                                            "--answer", "1=14", "--cancel"])
+        #expect(waiting.status == 0 && waiting.stdout.contains("waiting for Apple to confirm"), "\(waiting.stdout)")
+        // Nora is too new for switch and save: her save offer is an App Store offer code.
+        let nora = try await server.run(["flow", "cancel", "--user", "cus_nora", "--product", "premium_monthly",
+                                         "--answer", "1=11", "--offer-code", "--json"])
+        #expect(nora.status == 0 && nora.stdout.contains(#""offer_code" : "READERSTAY01""#), "\(nora.stdout) \(nora.stderr)")
+    }
+
     @Test func switchAndSaveAllTheWay() async throws {
         let server = try await CommandRunner.start()
         defer { Task { await server.stop() } }
         let result = try await server.run(["flow", "switch", "--user", "cus_chloe", "--pay", "--apple-cancelled", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         try Golden.check(result.stdout, "flow-switch-completed.json")
-        let ineligible = try await server.run(["flow", "switch", "--user", "cus_diego", "--json"])
+        let ineligible = try await server.run(["flow", "switch", "--user", "cus_nora", "--json"])
         try Golden.check(ineligible.stdout, "flow-switch-ineligible.json")
         let funnel = try await server.run(["analytics", "switch-and-save", "--json"])
         try Golden.check(funnel.stdout, "analytics-switch-and-save.json")
@@ -99,6 +137,16 @@ struct HeadlessCommandTests {
         try await expectFailure(cancel + ["--answer", "1=13", "--pause-option", "7"], status: 2, "no pause option 7")
         try await expectFailure(cancel + ["--answer", "1=13"], status: 2, "choose exactly one ending")
         try await expectFailure(cancel + ["--answer", "1=13", "--cancel", "--immediate", "--no-input"], status: 2, "Pass --yes")
+        // Endings that do not fit who bills the customer, each saying why and what fits.
+        let diego = ["flow", "cancel", "--user", "cus_diego", "--product", "premium_monthly"]
+        try await expectFailure(diego + ["--answer", "1=11", "--accept-offer"], status: 2,
+                                "cus_diego's Premium Monthly is billed by the App Store: a coupon cannot apply to an App Store subscription; its save offer is switch and save: use --switch")
+        try await expectFailure(diego + ["--answer", "1=12", "--pause-days", "30"], status: 2, "Apple has no pause")
+        try await expectFailure(diego + ["--answer", "1=11", "--offer-code"], status: 2, "--offer-code does not fit")
+        try await expectFailure(diego + ["--answer", "1=13", "--cancel", "--immediate", "--yes"], status: 2, "drop --immediate")
+        try await expectFailure(cancel + ["--answer", "1=11", "--switch"], status: 2,
+                                "--switch does not fit: cus_ava's Premium Monthly is billed on the web, and its save offer is the coupon: use --accept-offer")
+        try await expectFailure(cancel + ["--answer", "1=11", "--accept-offer", "--pay"], status: 2, "--pay goes with --switch")
         // Live key on a test-only command.
         // (Live keys live on a server without test tooling.)
         let live = try await CommandRunner.start(live: true)

@@ -40,6 +40,9 @@ struct ConfigValidationTests {
             "products[1].web_price: write the price as text, such as \"7.99\" (got floating-point number)",
             "cancel_flow.colour: unknown key",
             "cancel_flow.offer.value: a discount must be 1–100 percent, got 140",
+            "cancel_flow.app_store_offer.offer_codes[1]: an offer code is 1–64 letters, digits, - or _, got \"STAY 2\"",
+            "cancel_flow.app_store_offer.body: missing",
+            "cancel_flow.app_store_offer.cta_text: missing",
             "cancel_flow.pause.options[0]: needs exactly one of days or resume_date",
             "cancel_flow.pause.default_option: there is no pause option 7",
             "cancel_flow.questions[2].options[0]: triggers both offer and pause",
@@ -108,7 +111,7 @@ struct ConfigValidationTests {
     @Test func theValidateCommandExits2AndPrintsEveryError() throws {
         let broken = try run(["config", "validate", try Self.path("broken-everything")])
         #expect(broken.status == 2)
-        #expect(broken.stderr.contains("22 errors"))
+        #expect(broken.stderr.contains("25 errors"))
         #expect(broken.stderr.contains("cancel_flow.questions[2].options[0]: triggers both offer and pause"))
         let good = try run(["config", "validate", try #require(DemoSeed.demoConfigPath)])
         #expect(good.status == 0)

@@ -35,9 +35,10 @@ struct SeedCoverageTests {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
         #expect(try await decision(server, "cus_chloe").state == .eligible)
+        #expect(try await decision(server, "cus_diego").state == .eligible, "the cancel flow's App Store walk-through")
         #expect(try await decision(server, "cus_hana").state == .accepted, "mid-switch, Apple still renewing")
         let expected: [String: IneligibleReason.Code] = [
-            "cus_diego": .tenureTooShort, "cus_ben": .notInRollout, "cus_george": .alreadySwitched,
+            "cus_nora": .tenureTooShort, "cus_ben": .notInRollout, "cus_george": .alreadySwitched,
             "cus_maya": .jurisdictionNotAllowed, "cus_liam": .dismissed, "cus_ivan": .noAppStoreSubscription,
         ]
         for (id, code) in expected {

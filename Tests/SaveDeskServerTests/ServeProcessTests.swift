@@ -61,7 +61,7 @@ struct ServeProcessTests {
         kill(server.process.processIdentifier, signal)
         #expect(try await Self.waitForExit(server.process) == 0)
         let log = try String(contentsOf: server.log, encoding: .utf8)
-        #expect(log.contains("customers_added=15"))
+        #expect(log.contains("customers_added=16"))
         #expect(log.contains("Server started and listening on 127.0.0.1"), "loopback by default")
     }
 }

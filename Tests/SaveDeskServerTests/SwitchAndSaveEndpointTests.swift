@@ -28,9 +28,9 @@ struct SwitchAndSaveEndpointTests {
     @Test func ineligibleUsersGetReasonsAnAgentCanReadOut() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
-        let diego = try await server.app.getUserOffer(query: .init(userId: "cus_diego")).ok.body.json
-        #expect(diego.state == "ineligible" && diego.offer.isEligible == false && diego.offer.checkoutProductId == "premium_monthly")
-        #expect(diego.ineligibleReasons.map(\.message) == ["subscribed 12 days; this campaign starts at 30"])
+        let nora = try await server.app.getUserOffer(query: .init(userId: "cus_nora")).ok.body.json
+        #expect(nora.state == "ineligible" && nora.offer.isEligible == false && nora.offer.checkoutProductId == "premium_monthly")
+        #expect(nora.ineligibleReasons.map(\.message) == ["subscribed 12 days; this campaign starts at 30"])
         let ben = try await server.app.getUserOffer(query: .init(userId: "cus_ben")).ok.body.json
         #expect(ben.ineligibleReasons.map(\.message) == ["not in the rollout (bucket 85; this campaign reaches buckets below 70)"])
         let george = try await server.app.getUserOffer(query: .init(userId: "cus_george")).ok.body.json

@@ -180,3 +180,15 @@ extension Operations.SyncStoreKitTransaction.Output.Ok.Body.JsonPayload {
         if case .StoreKitTransactionResponse(let synced) = self { synced } else { nil }
     }
 }
+
+extension TestServer {
+    /// Rows of a table (matching a condition) in the server's database.
+    func count(_ table: String, where condition: String = "1 = 1") async throws -> Int {
+        try await withStore { store in
+            try await store.exclusive { db in
+                try await db.raw("SELECT count(*) AS n FROM \(unsafeRaw: table) WHERE \(unsafeRaw: condition)").first()?
+                    .decode(column: "n", as: Int.self) ?? -1
+            }
+        }
+    }
+}

@@ -61,6 +61,11 @@ struct Harness {
     func frame(_ width: Int = 80, _ height: Int = 24) -> Frame { app.render(width: width, height: height) }
 
     func text(_ width: Int = 80, _ height: Int = 24) -> String { frame(width, height).buffer.lines.joined(separator: "\n") }
+
+    /// The screen's text as sentences: wrapped lines joined again (for checking that nothing is cut).
+    func prose(_ width: Int = 80, _ height: Int = 24) -> String {
+        text(width, height).split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+    }
 }
 
 /// Buffer snapshots in `Tests/SaveDeskTUITests/Snapshots`: the text, and a map of the styles.

@@ -27,10 +27,70 @@ struct ScreenSnapshotTests {
         await h.press(.character("/"))
         await h.type("ivan")
         await h.press(.enter)
-        #expect(h.text().contains("win-back available"))
+        #expect(h.prose().contains("Expired (cancelled) \u{00B7} win-back available"))
         try Snapshot.check(h, "customer-expired")
         await h.press(.character("t"))
         try Snapshot.check(h, "timeline")
+    }
+
+    /// At 80×24 nothing an agent reads out is cut: the switch-and-save reasons wrap, the overall
+    /// state wraps, and the selected action's note is shown in full, for every action of the demo
+    /// customers with the longest reasons.
+    @Test func theLongestDemoReasonsAreReadableAt80x24() async throws {
+        let h = try await Harness.start()
+        defer { Task { await h.stop() } }
+        for (number, customer) in ["ben", "maya", "liam", "nora", "hana", "olivia", "george", "priya"].enumerated() {
+            if number > 0 { await h.press(.character("/")) }
+            await h.type(customer)
+            await h.press(.enter)
+            let screen = try #require(h.app.currentScreen as? CustomerScreen)
+            let overview = screen.overview
+            #expect(overview.phase == .loaded, "\(customer)")
+            for reason in overview.switchAndSave?.reasons ?? [] {
+                #expect(h.prose().contains(reason.message), "\(customer): \(reason.message)\n\(h.text())")
+            }
+            if let standing = overview.standing {
+                #expect(h.prose().contains(standing.headline), "\(customer): \(standing.headline)\n\(h.text())")
+                if let detail = standing.detail { #expect(h.prose().contains(detail), "\(customer): \(detail)") }
+            }
+            for (index, action) in overview.actions.enumerated() {
+                if index > 0 { await h.press(.down) }
+                if let note = action.note { #expect(h.prose().contains(note), "\(customer), action \(index + 1): \(note)\n\(h.text())") }
+            }
+            if customer == "ben" {
+                await h.press(.up, .up, .up, .up, .up, .up)
+                try Snapshot.check(h, "customer-longest-reasons", sizes: [(80, 24)])
+            }
+            if customer == "hana" {
+                await h.press(.up, .up, .up, .up, .up, .up)
+                try Snapshot.check(h, "customer-mid-switch", sizes: [(80, 24)])
+            }
+        }
+    }
+
+    /// The App Store half: the switch as the save offer (with the note that Apple has no pause),
+    /// the steps to read out, the flow waiting for Apple; and the switch's checkout inline.
+    @Test func theAppStoreCancelFlow() async throws {
+        let h = try await Harness.start()
+        defer { Task { await h.stop() } }
+        await h.type("diego")
+        await h.press(.enter, .character("c"), .character("2"), .enter)
+        #expect(h.prose().contains("Apple has no pause: Premium Monthly is billed by the App Store, so it cannot be paused."))
+        try Snapshot.check(h, "cancel-app-store-switch-offer", sizes: [(80, 24)])
+        await h.press(.character("n"))
+        try Snapshot.check(h, "cancel-app-store-confirmation", sizes: [(80, 24)])
+        await h.press(.enter)
+        #expect(h.text().contains("Cancelled \u{00B7} waiting for Apple"))
+        try Snapshot.check(h, "cancel-app-store-waiting", sizes: [(80, 24)])
+        await h.press(.character("o"))
+        #expect(h.text().contains("Cancelled \u{00B7} confirmed by Apple"))
+        await h.press(.escape, .character("/"))
+        await h.type("chloe")
+        await h.press(.enter, .character("c"), .character("1"), .enter, .character("y"))
+        #expect(h.text().contains("Waiting for the customer to pay"))
+        try Snapshot.check(h, "cancel-app-store-checkout", sizes: [(80, 24)])
+        await h.press(.character("p"))
+        try Snapshot.check(h, "cancel-app-store-switched", sizes: [(80, 24)])
     }
 
     @Test func theCancelFlowPageByPage() async throws {
@@ -72,10 +132,10 @@ struct ScreenSnapshotTests {
         await h.press(.character("p"))
         try Snapshot.check(h, "switch-cancel-apple-billing")
         await h.press(.character("o"))
-        #expect(h.text().contains("Saving 20% forever"))
+        #expect(h.text().contains("You're all set!") && h.text().contains("forever, with no double charge."))
         try Snapshot.check(h, "switch-completed")
         await h.press(.character("/"))
-        await h.type("diego")
+        await h.type("nora")
         await h.press(.enter, .character("s"))
         try Snapshot.check(h, "switch-ineligible")
         #expect(h.text().contains("this campaign starts at 30"))

@@ -15,6 +15,13 @@ struct TmuxEndToEndTests {
     struct Terminal {
         let socket = "savedesk-test-\(UUID().uuidString.prefix(8))"
         let directory: URL
+        /// Keys the agent pressed (each character typed counts as one).
+        let pressed = KeyCount()
+
+        final class KeyCount: @unchecked Sendable {
+            // Only the test's own task touches it, one call at a time.
+            var value = 0
+        }
 
         init() throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-tmux-\(UUID())")
@@ -40,6 +47,9 @@ struct TmuxEndToEndTests {
                     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
                     posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
                     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+                    // Nothing else of this process goes with it: the tmux server lives on, and a
+                    // socket it inherited (another test's server connection) would never close.
+                    Self.closeFrom3(&actions)
                     var pid: pid_t = 0
                     let cArguments = argv.map { strdup($0) } + [nil]
                     defer { cArguments.forEach { free($0) } }
@@ -55,6 +65,14 @@ struct TmuxEndToEndTests {
             return (try? String(contentsOf: file, encoding: .utf8)) ?? ""
         }
 
+        /// glibc's posix_spawn_file_actions_addclosefrom_np (2.34+; not in Swift's Glibc module):
+        /// the child starts with only 0, 1 and 2 open.
+        static func closeFrom3(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>) {
+            typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+            guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return }
+            _ = unsafeBitCast(symbol, to: CloseFrom.self)(actions, 3)
+        }
+
         /// Starts the demo; when it ends, the terminal's settings are written to `stty.txt`.
         func start() async throws {
             let command = "SWIFT_BACKTRACE=interactive=no TERM=xterm-256color '\(TmuxEndToEndTests.binary.path)' demo --data-dir '\(directory.path)'; "
@@ -62,10 +80,16 @@ struct TmuxEndToEndTests {
             try await tmux(["new-session", "-d", "-s", "demo", "-x", "80", "-y", "24", command])
         }
 
-        func keys(_ keys: String...) async throws { try await tmux(["send-keys", "-t", "demo"] + keys) }
+        func keys(_ keys: String...) async throws {
+            pressed.value += keys.count
+            try await tmux(["send-keys", "-t", "demo"] + keys)
+        }
 
         /// Types text literally.
-        func type(_ text: String) async throws { try await tmux(["send-keys", "-t", "demo", "-l", text]) }
+        func type(_ text: String) async throws {
+            pressed.value += text.count
+            try await tmux(["send-keys", "-t", "demo", "-l", text])
+        }
 
         func screen() async throws -> String { try await tmux(["capture-pane", "-p", "-t", "demo"]) }
 
@@ -108,14 +132,14 @@ struct TmuxEndToEndTests {
         let terminal = try Terminal()
         defer { Task { await terminal.stop() } }
         try await terminal.start()
-        try await terminal.waitFor("15 customers")
+        try await terminal.waitFor(" customers \u{00B7} page 1 of")
         #expect(try await terminal.screen().contains("TEST"))
         try await terminal.type("ava")
         try await terminal.waitFor("1 customer ")
         try await terminal.keys("Enter")
         try await terminal.waitFor("Ava Thompson (cus_ava)")
         // The overview has loaded (its actions are listed) before the agent acts.
-        try await terminal.waitFor("1 Cancel flow (premium_monthly)")
+        try await terminal.waitFor("1 Cancel flow (Premium Monthly)")
         try await terminal.keys("c")
         try await terminal.waitFor("What's the main reason you want to cancel? *")
         try await terminal.keys("3", "Enter")
@@ -150,24 +174,101 @@ struct TmuxEndToEndTests {
         let terminal = try Terminal()
         defer { Task { await terminal.stop() } }
         try await terminal.start()
-        try await terminal.waitFor("15 customers")
+        try await terminal.waitFor(" customers \u{00B7} page 1 of")
         try await terminal.type("chloe")
         try await terminal.waitFor("1 customer ")
         try await terminal.keys("Enter")
         try await terminal.waitFor("Switch and save: eligible")
         try await terminal.keys("s")
         try await terminal.waitFor("Save 20% by paying on the web")
-        try await terminal.waitFor("20% off premium_monthly on the web, forever")
+        try await terminal.waitFor("Premium Monthly: $9.99/month on the App Store \u{2192} $6.39/month on the web")
         try await terminal.keys("Enter")
         try await terminal.waitFor("Waiting for the customer to pay")
         #expect(try await terminal.screen().contains("/checkout/txn_"))
         try await terminal.keys("p")
         try await terminal.waitFor("Read these steps to the customer to cancel Apple billing")
         try await terminal.keys("o")
-        try await terminal.waitFor("Saving 20% forever")
+        try await terminal.waitFor("You're all set!")
         try await terminal.eventually(
             "SELECT count(*) AS n FROM subscriptions WHERE customer_id = 'cus_chloe' AND source = 'web' AND trial_type = 'migration'", equals: 1)
         try await terminal.eventually("SELECT count(*) AS n FROM subscriptions WHERE customer_id = 'cus_chloe' AND source = 'app_store' AND will_renew = 0", equals: 1)
+        try await terminal.keys("q")
+        try await terminal.waitFor("EXIT=0")
+    }
+
+    /// A new agent with Diego (App Store), who finds it too expensive: the switch is the save offer,
+    /// with prices; he pays, turns off Apple's renewal, and the customer screen says he is active
+    /// on the web. Under 25 keys, every one counted.
+    @Test func anAppStoreSubscriberSwitchesAndSavesInTheCancelFlow() async throws {
+        let terminal = try Terminal()
+        defer { Task { await terminal.stop() } }
+        try await terminal.start()
+        try await terminal.waitFor(" customers \u{00B7} page 1 of")
+        try await terminal.type("diego")
+        try await terminal.waitFor("1 customer ")
+        try await terminal.keys("Enter")
+        try await terminal.waitFor("1 Cancel flow (Premium Monthly)")
+        try await terminal.keys("c")
+        try await terminal.waitFor("What's the main reason you want to cancel? *")
+        try await terminal.keys("1", "Enter")
+        try await terminal.waitFor("Save 20% by paying on the web")
+        #expect(try await terminal.screen().contains("Premium Monthly: $9.99/month on the App Store \u{2192} $6.39/month on the"))
+        #expect(try await terminal.screen().contains("bridged: no double charge"))
+        try await terminal.keys("y")
+        try await terminal.waitFor("Waiting for the customer to pay")
+        try await terminal.keys("p")
+        try await terminal.waitFor("Read these steps to turn off Apple billing:")
+        try await terminal.waitFor("waiting for Apple")
+        try await terminal.keys("o")
+        try await terminal.waitFor("switched to the web \u{00B7} completed")
+        try await terminal.keys("Escape")
+        try await terminal.waitFor("Active on the web \u{00B7} Premium Monthly \u{00B7} Migration trial")
+        let banners = try await terminal.screen().split(separator: "\n").filter { $0.contains("\u{25B2}") }
+        #expect(!banners.contains { $0.contains("Cancels on") }, "the App Store winding down is not the customer cancelling: \(banners)")
+        #expect(terminal.pressed.value < 25, "\(terminal.pressed.value) keys")
+        try await terminal.eventually(
+            "SELECT count(*) AS n FROM cancel_flow_responses WHERE customer_id = 'cus_diego' AND outcome = 'retained' AND offer_shown = 1 AND offer_accepted = 1 AND pause_shown = 0",
+            equals: 1)
+        try await terminal.eventually("SELECT count(*) AS n FROM migration_conversions WHERE customer_id = 'cus_diego'", equals: 1)
+        try await terminal.eventually(
+            "SELECT count(*) AS n FROM subscriptions WHERE customer_id = 'cus_diego' AND source = 'web' AND trial_type = 'migration'", equals: 1)
+        try await terminal.keys("q")
+        try await terminal.waitFor("EXIT=0")
+    }
+
+    /// Diego needs a break: Apple has no pause, and the page says so and shows the switch; he
+    /// declines, the steps are read out, the flow waits for Apple, and a simulated auto-renew-off
+    /// notification confirms it, on the customer screen too. Under 25 keys.
+    @Test func anAppStoreCancellationIsReadOutThenConfirmedByApple() async throws {
+        let terminal = try Terminal()
+        defer { Task { await terminal.stop() } }
+        try await terminal.start()
+        try await terminal.waitFor(" customers \u{00B7} page 1 of")
+        try await terminal.type("diego")
+        try await terminal.waitFor("1 customer ")
+        try await terminal.keys("Enter")
+        try await terminal.waitFor("1 Cancel flow (Premium Monthly)")
+        try await terminal.keys("c")
+        try await terminal.waitFor("What's the main reason you want to cancel? *")
+        try await terminal.keys("2", "Enter")
+        try await terminal.waitFor("Apple has no pause: Premium Monthly is billed by the App Store")
+        #expect(try await terminal.screen().contains("Save 20% by paying on the web"), "what is available is shown")
+        try await terminal.keys("n")
+        try await terminal.waitFor("Cancelling is the customer's own step")
+        #expect(try await terminal.screen().contains("4. Tap Cancel Subscription, then confirm."))
+        try await terminal.keys("Enter")
+        try await terminal.waitFor("Cancelled \u{00B7} waiting for Apple")
+        try await terminal.waitFor("waiting for Apple to confirm")
+        try await terminal.keys("o")
+        try await terminal.waitFor("Cancelled \u{00B7} confirmed by Apple")
+        try await terminal.keys("Escape")
+        try await terminal.waitFor("Premium Monthly: cancellation read out on")
+        try await terminal.waitFor("confirmed by Apple on")
+        #expect(terminal.pressed.value < 25, "\(terminal.pressed.value) keys")
+        try await terminal.eventually(
+            "SELECT count(*) AS n FROM cancel_flow_responses WHERE customer_id = 'cus_diego' AND outcome = 'cancelled' AND offer_shown = 1 AND offer_accepted = 0 AND pause_shown = 0",
+            equals: 1)
+        try await terminal.eventually("SELECT count(*) AS n FROM appstore_cancellations WHERE customer_id = 'cus_diego' AND confirmed_at IS NOT NULL", equals: 1)
         try await terminal.keys("q")
         try await terminal.waitFor("EXIT=0")
     }
@@ -176,13 +277,13 @@ struct TmuxEndToEndTests {
         let terminal = try Terminal()
         defer { Task { await terminal.stop() } }
         try await terminal.start()
-        try await terminal.waitFor("15 customers")
+        try await terminal.waitFor(" customers \u{00B7} page 1 of")
         try await terminal.type("ava")
         try await terminal.waitFor("1 customer ")
         try await terminal.keys("Enter")
         try await terminal.waitFor("Ava Thompson (cus_ava)")
         // The overview has loaded (its actions are listed) before the agent acts.
-        try await terminal.waitFor("1 Cancel flow (premium_monthly)")
+        try await terminal.waitFor("1 Cancel flow (Premium Monthly)")
         try await terminal.keys("c")
         try await terminal.waitFor("What's the main reason")
         try await terminal.keys("1", "Enter")

@@ -85,9 +85,12 @@ final class AnalyticsScreen: Screen {
                           theme: theme, into: &frame.buffer)
             y += 5
             let rate = Int((data.outcomes.saveRate * 100).rounded())
-            frame.buffer.put("Save rate \(rate)% \u{00B7} offer accepted \(data.offerAccepted) of \(data.offerShown) \u{00B7} pause accepted \(data.pauseAccepted) of \(data.pauseShown)",
-                             x: area.x, y: y, style: theme[.text], clip: area)
-            y += 2
+            // A pause the customer chose but that could not be applied is not a save: chosen and
+            // applied are counted apart.
+            let summary = "Save rate \(rate)% \u{00B7} offer accepted \(data.offerAccepted) of \(data.offerShown) \u{00B7} "
+                + "pause chosen \(data.pauseAccepted), applied \(data.pauseApplied) of \(data.pauseShown) shown \u{00B7} "
+                + "App Store cancellations read out \(data.appStoreCancellations.readOut), confirmed by Apple \(data.appStoreCancellations.confirmed)"
+            y += Text.draw(summary, in: Rect(x: area.x, y: y, width: min(area.width, 100), height: 2), style: theme[.text], into: &frame.buffer) + 1
             if let question = data.questions.first, y < area.maxY - 1 {
                 frame.buffer.put(CharacterWidth.truncate(question.questionText, to: area.width), x: area.x, y: y, style: theme[.title])
                 y += 1

@@ -85,6 +85,11 @@ final class CustomerScreen: Screen {
             return
         case .loaded: break
         }
+        let width = area.width
+        func paragraph(_ text: String, _ style: Style, indent: Int = 0, maxRows: Int = 2) {
+            y += Text.draw(text, in: Rect(x: area.x + indent, y: y, width: width - indent, height: min(maxRows, max(0, area.maxY - y))),
+                           style: style, into: &frame.buffer)
+        }
         if let profile = overview.profile {
             let used = frame.buffer.put(profile.name, x: area.x, y: y, style: theme[.title])
             frame.buffer.put("  \(profile.email)" + (profile.country.map { " \u{00B7} \($0)" } ?? "")
@@ -92,11 +97,19 @@ final class CustomerScreen: Screen {
                              x: area.x + used, y: y, style: theme[.muted], clip: area)
             y += 1
         }
-        for banner in overview.banners.prefix(2) {
-            let style = banner.warning == "critical" ? theme[.danger] : banner.warning == "warning" ? theme[.warning] : theme[.accent]
-            Text.line("\u{25B2} \(banner.summary)" + (banner.winBackEligible ? " \u{00B7} win-back available" : ""),
-                      in: area.row(y - area.y), style: style, into: &frame.buffer)
-            y += 1
+        // The overall state first (after a switch: active on the web), then what else needs saying.
+        if let standing = overview.standing {
+            let winBack = overview.entitlements.first { $0.id == standing.mainId }?.winBackEligible == true ? " \u{00B7} win-back available" : ""
+            paragraph("\u{25B2} " + standing.headline + winBack, Self.style(standing.level, theme))
+            if let detail = standing.detail { paragraph(detail, theme[.muted], indent: 2) }
+        }
+        for banner in overview.banners.prefix(1) {
+            paragraph("\u{25B2} \(banner.productName): \(banner.summary)" + (banner.winBackEligible ? " \u{00B7} win-back available" : ""),
+                      Self.style(banner.warning, theme))
+        }
+        for cancellation in overview.appStoreCancellations {
+            let name = overview.entitlements.first { $0.productId == cancellation.productId }?.productName ?? cancellation.productId
+            paragraph(Display.appStoreCancellation(cancellation, productName: name), cancellation.confirmedAt == nil ? theme[.warning] : theme[.text])
         }
         y += 1
         frame.buffer.put("Subscriptions", x: area.x, y: y, style: theme[.title])
@@ -109,7 +122,7 @@ final class CustomerScreen: Screen {
             let badge = row.sourceBadge == "App Store" ? theme[.badgeAppStore] : theme[.badgeWeb]
             var x = area.x + 2
             x += frame.buffer.put(" \(row.sourceBadge) ", x: x, y: y, style: badge) + 1
-            x += frame.buffer.put(row.productId, x: x, y: y, style: theme[.text]) + 2
+            x += frame.buffer.put(row.productName, x: x, y: y, style: theme[.text]) + 2
             let style = row.hasAccess ? theme[.text] : theme[.muted]
             Text.line(row.summary, in: Rect(x: x, y: y, width: area.maxX - x, height: 1), style: style, into: &frame.buffer)
             y += 1
@@ -117,26 +130,33 @@ final class CustomerScreen: Screen {
         if let decision = overview.switchAndSave {
             y += 1
             var line = "Switch and save: \(decision.state.rawValue)"
-            if let reason = decision.reasons.first { line += " \u{2014} \(reason.message)" }
+            if !decision.reasons.isEmpty { line += " \u{2014} " + decision.reasons.map(\.message).joined(separator: "; ") }
             if let offer = decision.offerData { line += " \u{2014} \(offer.prompt.title)" }
-            Text.line(line, in: area.row(y - area.y), style: decision.state == .eligible ? theme[.success] : theme[.muted], into: &frame.buffer)
-            y += 1
+            paragraph(line, decision.state == .eligible ? theme[.success] : theme[.muted], maxRows: 3)
         }
         y += 1
         frame.buffer.put("Actions", x: area.x, y: y, style: theme[.title])
         y += 1
-        let timelineRows = area.maxY - y - overview.actions.count > 3 ? 3 : 0
-        for (index, action) in overview.actions.enumerated() where y < area.maxY - timelineRows {
+        let selectedNote = overview.actions.indices.contains(selected) ? overview.actions[selected].note : nil
+        let detailRows = selectedNote.map { min(2, Text.wrap($0, width: width - 2).count) } ?? 0
+        let timelineRows = area.maxY - y - overview.actions.count - detailRows > 3 ? 3 : 0
+        for (index, action) in overview.actions.enumerated() where y < area.maxY - timelineRows - detailRows {
             let isSelected = index == selected
             let row = Rect(x: area.x, y: y, width: area.width, height: 1)
             let style = isSelected ? theme[.selection] : action.isAvailable ? theme[.text] : theme[.muted]
             if isSelected { frame.buffer.fill(row, style: style) }
             var text = (isSelected ? "\u{203A} " : "  ") + "\(index + 1) " + action.kind.title
-            if let product = action.productId, action.isAvailable { text += " (\(product))" }
+            if let product = action.productId, action.isAvailable {
+                text += " (\(overview.entitlements.first { $0.productId == product }?.productName ?? product))"
+            }
             if let note = action.note { text += " \u{2014} \(note)" }
             Text.line(text, in: row, style: style, into: &frame.buffer)
             frame.hit(row, "action.\(index)")
             y += 1
+        }
+        // The selected action's note in full: nothing the agent reads out is cut.
+        if let selectedNote {
+            paragraph(selectedNote, theme[.muted], indent: 2)
         }
         if timelineRows > 0, !overview.timeline.isEmpty {
             y += 1
@@ -146,6 +166,18 @@ final class CustomerScreen: Screen {
                 Text.line("\(Display.date(event.at))  \(event.actor)  \(event.action)", in: area.row(y - area.y), style: theme[.muted], into: &frame.buffer)
                 y += 1
             }
+        }
+    }
+
+    static func style(_ warning: String, _ theme: Theme) -> Style {
+        warning == "critical" ? theme[.danger] : warning == "warning" ? theme[.warning] : theme[.accent]
+    }
+
+    static func style(_ level: LifecycleWarning, _ theme: Theme) -> Style {
+        switch level {
+        case .critical: theme[.danger]
+        case .warning: theme[.warning]
+        case .notice, .none: theme[.accent]
         }
     }
 }

@@ -93,31 +93,34 @@ final class SwitchAndSaveScreen: Screen {
 
     func render(into frame: inout Frame, area: Rect, context: RenderContext) {
         let theme = context.theme
-        let card = Rect(x: area.x, y: area.y, width: min(area.width, 76), height: area.height)
-        let title = "Switch and save \u{00B7} \(manager.state.rawValue)"
-        let inside = Box.draw(card, title: title, style: theme[.border], titleStyle: theme[.accent], into: &frame.buffer).inset(dx: 1, dy: 0)
-        var y = inside.y
+        let cardWidth = min(area.width, 76)
+        let innerWidth = cardWidth - 4
+        // The card is as tall as what it says (wrapped to its width), plus the buttons.
+        var lines: [(String, Style)] = []
         func paragraph(_ text: String, _ style: Style, maxRows: Int = 4) {
-            y += Text.draw(text, in: Rect(x: inside.x, y: y, width: inside.width, height: maxRows), style: style, into: &frame.buffer)
+            lines += Text.wrap(text, width: innerWidth).prefix(maxRows).map { ($0, style) }
         }
+        func gap() { if !(lines.last.map { $0.0.isEmpty } ?? true) { lines.append(("", theme[.text])) } }
+        let terms = manager.terms
         switch manager.state {
         case .loading:
             paragraph(manager.loadError ?? "Evaluating the offer\u{2026}", manager.loadError == nil ? theme[.muted] : theme[.danger])
         case .ineligible:
             paragraph("Not offered to this customer:", theme[.title])
-            y += 1
-            for reason in manager.reasons where y < inside.maxY - 2 { paragraph("\u{2022} " + reason.message, theme[.text], maxRows: 2) }
+            for reason in manager.reasons { paragraph("\u{2022} " + reason.message, theme[.text], maxRows: 3) }
         case .eligible, .presented:
             if let offer = manager.offerData {
                 paragraph(offer.prompt.title, theme[.title])
-                y += 1
+                gap()
                 paragraph(offer.prompt.message, theme[.text])
-                y += 1
-                paragraph("\(offer.prompt.discountPercent)% off \(offer.prompt.productId) on the web, forever. "
-                          + "\(offer.freeTrialDays) days left on the App Store plan are bridged: no double charge.", theme[.success])
+                gap()
+                let name = terms?.productName ?? offer.prompt.productId
+                paragraph(terms?.priceLine.map { "\(name): \($0)" } ?? "\(offer.prompt.discountPercent)% off \(name) on the web, forever.",
+                          theme[.success].adding(.bold))
+                paragraph(terms?.bridgeLine ?? "", theme[.success])
             }
             if manager.state == .presented, let checkout = manager.checkout {
-                y += 1
+                gap()
                 paragraph("Checkout for the customer:", theme[.title])
                 paragraph(checkout.checkoutUrl, theme[.accent])
                 paragraph("\(Spinner.text(context.tick))  Waiting for the customer to pay\u{2026}", theme[.muted])
@@ -126,26 +129,38 @@ final class SwitchAndSaveScreen: Screen {
         case .accepted:
             paragraph(manager.display?.acceptedTitle ?? "Almost done!", theme[.title])
             paragraph(manager.display?.acceptedBody ?? "Cancel your Apple subscription to start saving.", theme[.text])
-            y += 1
+            gap()
             let steps = manager.appleCancelSteps.isEmpty
                 ? (manager.display?.appleCancelInstructions ?? "").split(separator: "\n").map(String.init) : manager.appleCancelSteps
             paragraph("Read these steps to the customer to cancel Apple billing:", theme[.title])
-            for step in steps where y < inside.maxY - 3 { paragraph(step, theme[.text], maxRows: 2) }
+            for (index, step) in steps.enumerated() { paragraph("\(index + 1). \(step)", theme[.text], maxRows: 2) }
             if manager.waitingForAppleCancel { paragraph("Apple still renews. Check again once the customer has turned it off.", theme[.warning]) }
         case .completed:
             paragraph(manager.display?.completedTitle ?? "You're all set!", theme[.success].adding(.bold))
-            paragraph("Saving \(manager.offerData?.prompt.discountPercent ?? 0)% forever, billed on the web.", theme[.success])
+            let price = terms?.priceWithDiscount.map { " (\(Display.price($0, interval: terms?.interval?.wireValue)))" } ?? ""
+            paragraph("\(terms?.productName ?? "The subscription") is billed on the web now\(price): "
+                      + "saving \(manager.offerData?.prompt.discountPercent ?? 0)% forever, with no double charge.", theme[.success])
         case .dismissed:
             paragraph("The customer dismissed this offer; it is not shown again unless reset.", theme[.muted])
         }
         if let error = manager.checkoutError {
-            y += 1
+            gap()
             paragraph(error, theme[.danger], maxRows: 2)
         }
-        let row = min(inside.maxY - 1, y + 1)
+        let buttons = self.buttons
+        // Top border, the lines, a blank row and the buttons, the bottom border; never past the area.
+        let height = min(area.height, lines.count + (buttons.isEmpty ? 2 : 4))
+        let card = Rect(x: area.x, y: area.y, width: cardWidth, height: height)
+        let title = "Switch and save \u{00B7} \(manager.state.rawValue)"
+        let inside = Box.draw(card, title: title, style: theme[.border], titleStyle: theme[.accent], into: &frame.buffer).inset(dx: 1, dy: 0)
+        let textRows = max(0, inside.height - (buttons.isEmpty ? 0 : 2))
+        for (row, line) in lines.prefix(textRows).enumerated() {
+            frame.buffer.put(line.0, x: inside.x, y: inside.y + row, style: line.1, clip: inside)
+        }
+        guard !buttons.isEmpty else { return }
         var x = inside.x
         for (index, button) in buttons.enumerated() {
-            x += Button.draw(button.label, id: "button.\(index)", x: x, y: row, focused: index == focusedButton, theme: theme, into: &frame) + 2
+            x += Button.draw(button.label, id: "button.\(index)", x: x, y: inside.maxY - 1, focused: index == focusedButton, theme: theme, into: &frame) + 2
         }
     }
 }

@@ -1,0 +1,158 @@
+import Foundation
+import RetentionDomain
+import SQLKit
+import SaveDeskAPI
+
+/// The App Store half of the cancel flow: a cancellation the agent read out stays waiting for
+/// Apple until the App Store reports auto-renew off, and an App Store subscriber who stays can get
+/// one offer code from the cancel flow's pool.
+final class RetentionService: Sendable {
+    typealias Schemas = Components.Schemas
+    let subscriptions: SubscriptionService
+
+    init(subscriptions: SubscriptionService) { self.subscriptions = subscriptions }
+
+    var config: ServerConfig { subscriptions.config }
+
+    /// Records that the steps to cancel in Settings were read out. A repeat while Apple has not
+    /// confirmed answers with the same record; when Apple already reports renewal off, it is
+    /// confirmed at once.
+    func recordAppStoreCancellation(
+        customerId: String, request: Schemas.AppStoreCancellationRequest, idempotencyKey: String?
+    ) async throws -> Schemas.AppStoreCancellation {
+        let product = try subscriptions.product(request.productId)
+        return try await subscriptions.mutate(
+            operation: "recordAppStoreCancellation", request: ["customer_id": customerId, "product_id": request.productId],
+            idempotencyKey: idempotencyKey, customerId: customerId, action: "app_store.cancellation_read_out"
+        ) { db, now in
+            let customer = try await subscriptions.customer(db, id: customerId)
+            let record = try await appStoreSubscription(db, customer: customer, product: product, purpose: "cancellation")
+            if var latest = try await Self.latest(db, subscriptionId: record.id), latest.confirmedAt == nil || Self.appleSaysOff(record) {
+                // Still waiting (or already confirmed and still off): the same record answers.
+                let confirmsNow = latest.confirmedAt == nil && Self.appleSaysOff(record)
+                if confirmsNow {
+                    try await Self.confirmCancellations(db, of: record, at: now)
+                    latest.confirmedAt = now
+                }
+                return SubscriptionService.Change(output: try wire(latest, record: record), before: nil, after: nil, changed: confirmsNow)
+            }
+            let row = CancellationRow(
+                id: "asc_" + UUID().uuidString.lowercased(), customerId: customer.id, subscriptionId: record.id,
+                productId: product.id, readOutAt: now, readOutBy: RequestScope.current?.actor ?? "operator",
+                confirmedAt: Self.appleSaysOff(record) ? now : nil, livemode: record.livemode
+            )
+            try await db.insert(into: "appstore_cancellations")
+                .columns("id", "customer_id", "subscription_id", "product_id", "read_out_at", "read_out_by", "confirmed_at", "livemode")
+                .values(SQLBindings.of(row.id, row.customerId, row.subscriptionId, row.productId, row.readOutAt, row.readOutBy,
+                                       row.confirmedAt, row.livemode))
+                .run()
+            return SubscriptionService.Change(output: try wire(row, record: record), before: nil, after: nil, changed: true)
+        }
+    }
+
+    /// Hands an App Store subscriber who stays one offer code from the cancel flow's pool.
+    func issueOfferCode(
+        customerId: String, request: Schemas.AppStoreCancellationRequest, idempotencyKey: String?
+    ) async throws -> Schemas.RetentionOfferCode {
+        guard config.cancelFlow.appStoreOffer != nil else {
+            throw SaveDeskError.unprocessable(
+                "no App Store offer codes are configured for the cancel flow; add [cancel_flow.app_store_offer]", code: "no_app_store_offer"
+            )
+        }
+        let product = try subscriptions.product(request.productId)
+        return try await subscriptions.mutate(
+            operation: "issueRetentionOfferCode", request: ["customer_id": customerId, "product_id": request.productId],
+            idempotencyKey: idempotencyKey, customerId: customerId, action: "cancel_flow.offer_code"
+        ) { db, now in
+            let customer = try await subscriptions.customer(db, id: customerId)
+            _ = try await appStoreSubscription(db, customer: customer, product: product, purpose: "offer code")
+            let (code, isNew) = try await OfferCodePool.cancelFlow.issue(
+                to: customer.id, by: RequestScope.current?.actor ?? "operator", db, now: now, configKey: "cancel_flow.app_store_offer.offer_codes"
+            )
+            return SubscriptionService.Change(
+                output: Schemas.RetentionOfferCode(
+                    offerCode: code,
+                    message: "Read out App Store offer code \(code). The customer redeems it in the App Store: their account, then Redeem Gift Card or Code."
+                ),
+                before: nil, after: nil, changed: isNew
+            )
+        }
+    }
+
+    /// What the cancel flow can offer this customer on Apple's side, and the cancellations read out.
+    func retention(_ db: any SQLDatabase, customerId: String, subscriptions records: [SubscriptionRecord]) async throws -> Schemas.CustomerRetention {
+        var cancellations: [Schemas.AppStoreCancellation] = []
+        for record in records where record.source == .appStore {
+            if let latest = try await Self.latest(db, subscriptionId: record.id) { cancellations.append(try wire(latest, record: record)) }
+        }
+        let offer = try await config.cancelFlow.appStoreOffer.asyncMap { settings in
+            Schemas.AppStoreOffer(
+                title: settings.title, body: settings.body, ctaText: settings.ctaText,
+                hasCode: try await OfferCodePool.cancelFlow.hasCode(for: customerId, db)
+            )
+        }
+        return Schemas.CustomerRetention(appStoreOffer: offer, appStoreCancellations: cancellations)
+    }
+
+    /// Confirms the open cancellations of an App Store subscription once Apple reports renewal
+    /// off (or the subscription has ended). Called wherever App Store data is applied.
+    static func confirmCancellations(_ db: any SQLDatabase, of record: SubscriptionRecord, at time: Int64) async throws {
+        guard record.source == .appStore, appleSaysOff(record) else { return }
+        try await db.update("appstore_cancellations").set("confirmed_at", to: time)
+            .where("subscription_id", .equal, record.id).where("confirmed_at", .is, SQLLiteral.null).run()
+    }
+
+    static func appleSaysOff(_ record: SubscriptionRecord) -> Bool {
+        !record.willRenew || [.expired, .revoked, .cancelled].contains(record.entitlementStatus)
+    }
+
+    // MARK: Private
+
+    struct CancellationRow: Codable, Sendable {
+        var id: String
+        var customerId: String
+        var subscriptionId: String
+        var productId: String
+        var readOutAt: Int64
+        var readOutBy: String
+        var confirmedAt: Int64?
+        var livemode: Bool
+    }
+
+    static func latest(_ db: any SQLDatabase, subscriptionId: String) async throws -> CancellationRow? {
+        try await db.select().column("*").from("appstore_cancellations").where("subscription_id", .equal, subscriptionId)
+            .orderBy("read_out_at", .descending).orderBy("id", .descending).limit(1)
+            .first(decoding: CancellationRow.self, with: SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase))
+    }
+
+    /// The customer's live App Store subscription for the product; a live web one means the
+    /// cancel flow acts on the web instead.
+    private func appStoreSubscription(
+        _ db: any SQLDatabase, customer: CustomerRecord, product: ServerConfig.ProductConfig, purpose: String
+    ) async throws -> SubscriptionRecord {
+        let records = try await db.subscriptions(customerId: customer.id).filter { $0.productId == product.id }
+        let live = records.filter { BillingLedger.liveStatuses.contains($0.entitlementStatus) }
+        if live.contains(where: { $0.source == .web }) {
+            throw SaveDeskError.conflict(
+                "\(customer.name)'s \(product.displayName) is billed on the web: the cancel flow acts on that subscription, not Apple's",
+                code: "billed_on_the_web"
+            )
+        }
+        guard let record = live.last(where: { $0.source == .appStore }) else {
+            throw SaveDeskError.notFound(
+                "\(customer.name) has no live App Store \(product.displayName) subscription for an App Store \(purpose)",
+                code: "no_app_store_subscription"
+            )
+        }
+        return record
+    }
+
+    private func wire(_ row: CancellationRow, record: SubscriptionRecord) throws -> Schemas.AppStoreCancellation {
+        let name = config.product(id: row.productId)?.displayName ?? row.productId
+        return Schemas.AppStoreCancellation(
+            id: row.id, productId: row.productId, readOutAt: Date(unixSeconds: row.readOutAt), readOutBy: row.readOutBy,
+            state: row.confirmedAt == nil ? .waitingForApple : .confirmed, confirmedAt: row.confirmedAt.map(Date.init(unixSeconds:)),
+            accessUntil: record.currentPeriodEnd.map(Date.init(unixSeconds:)), steps: AppStore.cancellationSteps(productName: name)
+        )
+    }
+}
