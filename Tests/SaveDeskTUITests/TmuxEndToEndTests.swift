@@ -73,6 +73,18 @@ struct TmuxEndToEndTests {
             _ = unsafeBitCast(symbol, to: CloseFrom.self)(actions, 3)
         }
 
+        /// Starts the demo, finds the customer, and opens the cancel flow of their subscription.
+        func openCancelFlow(searching name: String) async throws {
+            try await start()
+            try await waitFor(" customers \u{00B7} page 1 of")
+            try await type(name)
+            try await waitFor("1 customer ")
+            try await keys("Enter")
+            try await waitFor("1 Cancel flow (Premium Monthly)")
+            try await keys("c")
+            try await waitFor("What's the main reason you want to cancel? *")
+        }
+
         /// Starts the demo; when it ends, the terminal's settings are written to `stty.txt`.
         func start() async throws {
             let command = "SWIFT_BACKTRACE=interactive=no TERM=xterm-256color '\(TmuxEndToEndTests.binary.path)' demo --data-dir '\(directory.path)'; "
@@ -202,14 +214,7 @@ struct TmuxEndToEndTests {
     @Test func anAppStoreSubscriberSwitchesAndSavesInTheCancelFlow() async throws {
         let terminal = try Terminal()
         defer { Task { await terminal.stop() } }
-        try await terminal.start()
-        try await terminal.waitFor(" customers \u{00B7} page 1 of")
-        try await terminal.type("diego")
-        try await terminal.waitFor("1 customer ")
-        try await terminal.keys("Enter")
-        try await terminal.waitFor("1 Cancel flow (Premium Monthly)")
-        try await terminal.keys("c")
-        try await terminal.waitFor("What's the main reason you want to cancel? *")
+        try await terminal.openCancelFlow(searching: "diego")
         try await terminal.keys("1", "Enter")
         try await terminal.waitFor("Save 20% by paying on the web")
         #expect(try await terminal.screen().contains("Premium Monthly: $9.99/month on the App Store \u{2192} $6.39/month on the"))
@@ -242,14 +247,7 @@ struct TmuxEndToEndTests {
     @Test func anAppStoreCancellationIsReadOutThenConfirmedByApple() async throws {
         let terminal = try Terminal()
         defer { Task { await terminal.stop() } }
-        try await terminal.start()
-        try await terminal.waitFor(" customers \u{00B7} page 1 of")
-        try await terminal.type("diego")
-        try await terminal.waitFor("1 customer ")
-        try await terminal.keys("Enter")
-        try await terminal.waitFor("1 Cancel flow (Premium Monthly)")
-        try await terminal.keys("c")
-        try await terminal.waitFor("What's the main reason you want to cancel? *")
+        try await terminal.openCancelFlow(searching: "diego")
         try await terminal.keys("2", "Enter")
         try await terminal.waitFor("Apple has no pause: Premium Monthly is billed by the App Store")
         #expect(try await terminal.screen().contains("Save 20% by paying on the web"), "what is available is shown")

@@ -404,6 +404,10 @@ final class CancelFlowScreen: Screen {
         } else {
             y += Text.draw(outcome.message, in: Rect(x: area.x, y: y, width: area.width, height: 3), style: theme[.text], into: &frame.buffer)
         }
+        if session.plan?.billing == .both, let note = session.plan?.appleNote {
+            y += 1
+            y += Text.draw(note, in: Rect(x: area.x, y: y, width: area.width, height: 2), style: theme[.warning], into: &frame.buffer)
+        }
         if let code = outcome.offerCode {
             frame.buffer.put("Offer code: \(code)", x: area.x, y: y, style: theme[.success].adding(.bold))
             y += 1
