@@ -49,7 +49,7 @@ struct ClientTests {
     @Test func errorsCarryTheServersWords() async throws {
         let server = try await LocalServer.start()
         defer { Task { await server.running.stop() } }
-        let client = SaveDeskClient(serverURL: server.url, key: LocalServer.appKey, timeout: .seconds(2))
+        let client = SaveDeskClient(serverURL: server.url, key: LocalServer.appKey)
         do {
             try await client.cancelSubscription(productId: "premium_monthly", userId: "cus_chloe")
             Issue.record("an App Store subscription was cancelled")

@@ -28,7 +28,7 @@ struct Harness {
             config: config, databasePath: database, clock: ManualClock(now), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         )
         let model = try AppModel(serverURL: URL(string: running.baseURL)!, key: operatorKey,
-                                 dataDirectory: directory.appendingPathComponent("console"), timeout: .seconds(2))
+                                 dataDirectory: directory.appendingPathComponent("console"), timeout: .seconds(10))
         let app = TUIApp(model: model, theme: theme)
         app.start()
         await app.settle()

@@ -10,7 +10,7 @@ struct ConsoleTests {
     @Test func twentyResponsesSubmittedWhileTheServerIsDownArriveExactlyOnceAfterBothRestart() async throws {
         let demo = try await Demo.start()
         await demo.stop()
-        let app = try demo.console(timeout: .seconds(2))
+        let app = try demo.console(timeout: .seconds(10))
         await app.start()
         #expect(app.connection != .connected)
         guard case .unreachable(let message) = app.connection else { Issue.record("\(app.connection)"); return }
