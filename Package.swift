@@ -130,6 +130,8 @@ let package = Package(
             path: "Benchmarks/SaveDeskBench"
         ),
         .target(name: "CBenchPTY", path: "Benchmarks/CBenchPTY"),
+        // Tests that run a binary start it with posix_spawn (see ChildProcess).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "RetentionDomainTests", dependencies: ["RetentionDomain"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ArchitectureTests"),
         .testTarget(name: "TerminalKitTests", dependencies: ["TerminalKit", "SaveDeskThemes"]),
@@ -137,7 +139,7 @@ let package = Package(
         .testTarget(
             name: "SaveDeskTUITests",
             dependencies: [
-                "SaveDeskTUI", "SaveDeskViewModels", "TerminalKit", "SaveDeskServer",
+                "SaveDeskTUI", "SaveDeskViewModels", "TerminalKit", "SaveDeskServer", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLKit", package: "sql-kit"),
             ],
@@ -171,13 +173,13 @@ let package = Package(
         // The `savedesk` binary run as a process against an in-process server.
         .testTarget(
             name: "SaveDeskCommandTests",
-            dependencies: ["SaveDeskServer", "SaveDeskClient", "RetentionDomain", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SaveDeskServer", "SaveDeskClient", "RetentionDomain", "TestSupport", .product(name: "Logging", package: "swift-log")],
             resources: [.copy("Golden")]
         ),
         .testTarget(
             name: "SaveDeskServerTests",
             dependencies: [
-                "SaveDeskServer", "SaveDeskAPI", "RetentionDomain",
+                "SaveDeskServer", "SaveDeskAPI", "RetentionDomain", "TestSupport",
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),

@@ -14,7 +14,7 @@ struct StoreKitSyncQueueTests {
 
     @Test func aFailedSyncWaitsIsDeduplicatedAndIsAbandonedAfterFiveAttempts() async throws {
         let server = try await LocalServer.start()
-        let client = SaveDeskClient(serverURL: server.url, key: Self.operatorKey, timeout: .seconds(10))
+        let client = SaveDeskClient(serverURL: server.url, key: Self.operatorKey, timeout: .seconds(2))
         let signed = try await client.simulateStoreKitPurchase(productId: "premium_monthly")
         await server.running.stop()
 

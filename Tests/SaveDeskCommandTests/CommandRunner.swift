@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TestSupport
 import Testing
 
 @testable import SaveDeskServer
@@ -73,18 +74,12 @@ struct CommandRunner {
         let out = directory.appendingPathComponent("\(id).out"), err = directory.appendingPathComponent("\(id).err")
         FileManager.default.createFile(atPath: out.path, contents: nil)
         FileManager.default.createFile(atPath: err.path, contents: nil)
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments
         var environment = self.environment
         for (key, value) in extra { environment[key] = value }
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
+        let child = try ChildProcess.spawn(Self.binary.path, arguments, environment: environment, stdout: out.path, stderr: err.path)
+        guard let status = await child.wait() else {
+            child.signal(SIGKILL)
+            throw CancellationError()
         }
         return Result(status: status, stdout: try String(contentsOf: out, encoding: .utf8), stderr: try String(contentsOf: err, encoding: .utf8))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SaveDeskServer
@@ -44,13 +45,11 @@ struct AppleInteropTests {
         try signedTransaction.write(to: files.transaction, atomically: true, encoding: .utf8)
         try await ca.sign(notification).write(to: files.notification, atomically: true, encoding: .utf8)
         FileManager.default.createFile(atPath: files.output.path, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(Self.python))
-        process.arguments = [Self.script.path, files.root.path, "com.savedesk.reader", files.transaction.path, files.notification.path]
-        process.standardOutput = try FileHandle(forWritingTo: files.output)
-        try process.run()
-        for _ in 0..<600 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(process.terminationStatus == 0)
+        let process = try ChildProcess.spawn(
+            try #require(Self.python), [Self.script.path, files.root.path, "com.savedesk.reader", files.transaction.path, files.notification.path],
+            stdout: files.output.path
+        )
+        #expect(await process.wait(timeout: .seconds(30)) == 0)
         return try JSONDecoder().decode(Verdict.self, from: Data(contentsOf: files.output))
     }
 

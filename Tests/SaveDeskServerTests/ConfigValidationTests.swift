@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SaveDeskServer
@@ -94,34 +95,30 @@ struct ConfigValidationTests {
         Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("savedesk")
     }
 
-    func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = Self.savedesk
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    func run(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-validate-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appendingPathComponent("out"), err = directory.appendingPathComponent("err")
+        let process = try ChildProcess.spawn(Self.savedesk.path, arguments, stdout: out.path, stderr: err.path)
+        let status = await process.wait() ?? -1
+        return (status, try String(contentsOf: out, encoding: .utf8), try String(contentsOf: err, encoding: .utf8))
     }
 
-    @Test func theValidateCommandExits2AndPrintsEveryError() throws {
-        let broken = try run(["config", "validate", try Self.path("broken-everything")])
+    @Test func theValidateCommandExits2AndPrintsEveryError() async throws {
+        let broken = try await run(["config", "validate", try Self.path("broken-everything")])
         #expect(broken.status == 2)
         #expect(broken.stderr.contains("25 errors"))
         #expect(broken.stderr.contains("cancel_flow.questions[2].options[0]: triggers both offer and pause"))
-        let good = try run(["config", "validate", try #require(DemoSeed.demoConfigPath)])
+        let good = try await run(["config", "validate", try #require(DemoSeed.demoConfigPath)])
         #expect(good.status == 0)
         #expect(good.stdout.contains("valid (3 products, 3 questions, 3 keys)"))
     }
 
-    @Test func theServerRefusesToStartOnAnInvalidConfig() throws {
+    @Test func theServerRefusesToStartOnAnInvalidConfig() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-refuse-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let result = try run([
+        let result = try await run([
             "serve", "--config", try Self.path("broken-everything"), "--db", directory.appendingPathComponent("db.sqlite").path,
             "--port", "0",
         ])

@@ -33,7 +33,7 @@ struct CrashTests {
         let directory = try Self.directory()
         let server = try await ServeProcessTests.launch(directory)
         let acknowledged = Tally<[String]>([])
-        let port = server.port, pid = server.process.processIdentifier
+        let port = server.port, pid = server.process.pid
         await withTaskGroup(of: Void.self) { group in
             for worker in 0..<16 {
                 group.addTask {
@@ -54,7 +54,7 @@ struct CrashTests {
             while acknowledged.withLock({ $0.count }) < 600, server.process.isRunning {
                 try? await Task.sleep(for: .milliseconds(20))
             }
-            kill(server.process.processIdentifier, SIGKILL)
+            kill(server.process.pid, SIGKILL)
             group.cancelAll()
         }
         _ = try await ServeProcessTests.waitForExit(server.process)
@@ -72,7 +72,7 @@ struct CrashTests {
         // And it starts again on the same database.
         let again = try await ServeProcessTests.launch(directory)
         #expect(await Self.post(again.port, "/v1/iap/offer-dismissed", #"{"user_id":"cus_chloe","flow_type":"switch_and_save"}"#))
-        kill(again.process.processIdentifier, SIGTERM)
+        again.process.signal(SIGTERM)
         _ = try await ServeProcessTests.waitForExit(again.process)
     }
 
@@ -90,7 +90,7 @@ struct CrashTests {
             }
             while answered.withLock({ $0 }) < 8, server.process.isRunning { try? await Task.sleep(for: .milliseconds(5)) }
             try? await Task.sleep(for: .milliseconds(Int.random(in: 0...40)))
-            kill(server.process.processIdentifier, SIGKILL)
+            kill(server.process.pid, SIGKILL)
             group.cancelAll()
         }
         _ = try await ServeProcessTests.waitForExit(server.process)

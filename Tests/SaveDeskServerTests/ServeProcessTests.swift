@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import TestSupport
 import Testing
 
 @testable import SaveDeskServer
@@ -9,7 +10,7 @@ import Testing
 @Suite("savedesk serve")
 struct ServeProcessTests {
     struct Launched {
-        var process: Process
+        var process: ChildProcess
         var log: URL
         var port: Int
     }
@@ -17,16 +18,12 @@ struct ServeProcessTests {
     static func launch(_ directory: URL, arguments extra: [String] = []) async throws -> Launched {
         let log = directory.appendingPathComponent("serve-\(UUID().uuidString.prefix(6)).log")
         FileManager.default.createFile(atPath: log.path, contents: nil)
-        let process = Process()
-        process.executableURL = ConfigValidationTests.savedesk
-        process.arguments = [
-            "serve", "--config", try #require(DemoSeed.demoConfigPath), "--db", directory.appendingPathComponent("db.sqlite").path,
-            "--seed", try #require(DemoSeed.demoSeedPath), "--port", "0",
-        ] + extra
-        process.environment = ["SWIFT_BACKTRACE": "interactive=no"]
-        process.standardError = try FileHandle(forWritingTo: log)
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess.spawn(
+            ConfigValidationTests.savedesk.path,
+            ["serve", "--config", try #require(DemoSeed.demoConfigPath), "--db", directory.appendingPathComponent("db.sqlite").path,
+             "--seed", try #require(DemoSeed.demoSeedPath), "--port", "0"] + extra,
+            environment: ["SWIFT_BACKTRACE": "interactive=no"], stderr: log.path
+        )
         // Poll the log for the bound address, with a bound.
         for _ in 0..<200 {
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
@@ -37,15 +34,15 @@ struct ServeProcessTests {
             if !process.isRunning { break }
             try await Task.sleep(for: .milliseconds(50))
         }
-        process.terminate()
+        process.signal(SIGKILL)
         Issue.record("the server did not report its address: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
         throw CancellationError()
     }
 
-    static func waitForExit(_ process: Process) async throws -> Int32 {
-        for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(!process.isRunning, "the server stopped")
-        return process.terminationStatus
+    static func waitForExit(_ process: ChildProcess) async throws -> Int32 {
+        let status = await process.wait(timeout: .seconds(10))
+        #expect(status != nil, "the server stopped")
+        return status ?? -1
     }
 
     @Test(arguments: [SIGTERM, SIGINT])
@@ -58,7 +55,7 @@ struct ServeProcessTests {
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
         #expect(response.status.code == 200)
         #expect(String(buffer: try await response.body.collect(upTo: 1 << 20)).contains("questions"))
-        kill(server.process.processIdentifier, signal)
+        server.process.signal(signal)
         #expect(try await Self.waitForExit(server.process) == 0)
         let log = try String(contentsOf: server.log, encoding: .utf8)
         #expect(log.contains("customers_added=16"))

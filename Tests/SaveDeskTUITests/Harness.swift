@@ -18,7 +18,8 @@ struct Harness {
     let directory: URL
     let app: TUIApp
 
-    static func start(theme: Theme = .builtInDefault) async throws -> Harness {
+    /// `timeout`: how long the console waits for an answer (short where the server is meant to go).
+    static func start(theme: Theme = .builtInDefault, timeout: Duration = .seconds(10)) async throws -> Harness {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-tui-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = try ConfigReader.load(file: try #require(DemoSeed.demoConfigPath))
@@ -28,7 +29,7 @@ struct Harness {
             config: config, databasePath: database, clock: ManualClock(now), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         )
         let model = try AppModel(serverURL: URL(string: running.baseURL)!, key: operatorKey,
-                                 dataDirectory: directory.appendingPathComponent("console"), timeout: .seconds(10))
+                                 dataDirectory: directory.appendingPathComponent("console"), timeout: timeout)
         let app = TUIApp(model: model, theme: theme)
         app.start()
         await app.settle()

@@ -159,7 +159,7 @@ struct ScreenSnapshotTests {
     }
 
     @Test func errorsShowAsToastsAndTooSmallSaysSo() async throws {
-        let h = try await Harness.start()
+        let h = try await Harness.start(timeout: .seconds(2))
         await h.stop()
         await h.press(.character("/"))
         await h.type("ben")

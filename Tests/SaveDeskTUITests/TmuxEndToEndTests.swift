@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SQLKit
+import TestSupport
 import Testing
 
 @testable import SaveDeskServer
@@ -31,46 +32,16 @@ struct TmuxEndToEndTests {
         var database: String { directory.appendingPathComponent("server/savedesk.sqlite").path }
         var sttyFile: URL { directory.appendingPathComponent("stty.txt") }
 
-        /// Runs tmux and returns what it printed. posix_spawn and waitpid, not Foundation's
-        /// Process: the tmux server that `new-session` leaves behind inherits Process's
-        /// termination socket, so Process would never see the client exit.
+        /// Runs tmux and returns what it printed (a ChildProcess, not Foundation's Process: the
+        /// tmux server that `new-session` leaves behind inherits Process's termination socket,
+        /// so Process would never see the client exit).
         @discardableResult
         func tmux(_ arguments: [String]) async throws -> String {
             let file = directory.appendingPathComponent("tmux-\(UUID().uuidString).out")
             defer { try? FileManager.default.removeItem(at: file) }
-            let argv = ["tmux", "-L", socket] + arguments
-            let path = file.path
-            let status: Int32 = await withCheckedContinuation { continuation in
-                DispatchQueue.global().async {
-                    var actions = posix_spawn_file_actions_t()
-                    posix_spawn_file_actions_init(&actions)
-                    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-                    posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-                    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-                    // Nothing else of this process goes with it: the tmux server lives on, and a
-                    // socket it inherited (another test's server connection) would never close.
-                    Self.closeFrom3(&actions)
-                    var pid: pid_t = 0
-                    let cArguments = argv.map { strdup($0) } + [nil]
-                    defer { cArguments.forEach { free($0) } }
-                    let spawned = posix_spawnp(&pid, "tmux", &actions, nil, cArguments, environ)
-                    posix_spawn_file_actions_destroy(&actions)
-                    guard spawned == 0 else { return continuation.resume(returning: -1) }
-                    var status: Int32 = 0
-                    waitpid(pid, &status, 0)
-                    continuation.resume(returning: status)
-                }
-            }
-            guard status >= 0 else { throw CocoaError(.executableLoad) }
+            let child = try ChildProcess.spawn("tmux", ["-L", socket] + arguments, stdout: file.path)
+            guard await child.wait(timeout: .seconds(30)) != nil else { throw CocoaError(.executableLoad) }
             return (try? String(contentsOf: file, encoding: .utf8)) ?? ""
-        }
-
-        /// glibc's posix_spawn_file_actions_addclosefrom_np (2.34+; not in Swift's Glibc module):
-        /// the child starts with only 0, 1 and 2 open.
-        static func closeFrom3(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>) {
-            typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-            guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return }
-            _ = unsafeBitCast(symbol, to: CloseFrom.self)(actions, 3)
         }
 
         /// Starts the demo, finds the customer, and opens the cancel flow of their subscription.
