@@ -35,7 +35,7 @@ final class AnalyticsService: Sendable {
             "actor", "outcome", "last_step_seen", "pause_duration_days", "offer_shown", "offer_accepted", "pause_shown",
             "pause_accepted",
         ]
-        return try await store.exclusive { db in
+        return try await store.read { db in
             // One grouped pass over the responses (index-only, see the funnel index); the
             // figures are summed from its few hundred groups.
             var perOperator: [String: [String: Int]] = [:]
@@ -133,7 +133,7 @@ final class AnalyticsService: Sendable {
             return builder
         }
         let count = SQLFunction("count", args: SQLLiteral.all)
-        return try await store.exclusive { db in
+        return try await store.read { db in
             var impressions: [String: Int] = [:], conversions: [String: Int] = [:], completed: [String: Int] = [:]
             for row in try await within(db.select().column("variant_id").column(count, as: "n").from("offer_impressions"), "created_at")
                 .groupBy("variant_id").all()

@@ -246,7 +246,7 @@ final class AppStoreService: Sendable {
     func status(originalTransactionId: String) async throws -> Schemas.StoreKitSubscriptionStatus {
         let now = subscriptions.now()
         let live = RequestScope.current?.livemode ?? false
-        return try await subscriptions.store.exclusive { db in
+        return try await subscriptions.store.read { db in
             guard let record = try await Self.record(db, originalTransactionId: originalTransactionId), record.livemode == live else {
                 throw SaveDeskError.notFound("no App Store subscription with original transaction id \(originalTransactionId)", code: "unknown_transaction")
             }

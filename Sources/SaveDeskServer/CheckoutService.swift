@@ -204,7 +204,7 @@ final class CheckoutService: Sendable {
     /// The terms of a deferred checkout, for the payment sheet.
     func checkoutConfig(id: String) async throws -> Schemas.CheckoutConfig {
         let now = subscriptions.now().unixSeconds
-        let record = try await subscriptions.store.exclusive { db in try await load(db, id) }
+        let record = try await subscriptions.store.read { db in try await load(db, id) }
         try checkNotExpired(record, now: now)
         let product = try subscriptions.product(record.productId)
         return Schemas.CheckoutConfig(
@@ -218,7 +218,7 @@ final class CheckoutService: Sendable {
     /// The client secret of a deferred checkout: made once, the same on every repeat; 410 once the
     /// checkout expired.
     func finalize(id: String) async throws -> Schemas.FinalizeResponse {
-        let customer = try await subscriptions.store.exclusive { db in try await load(db, id).customerId }
+        let customer = try await subscriptions.store.read { db in try await load(db, id).customerId }
         let secret: String = try await subscriptions.mutate(
             operation: "finalizeCheckout", request: ["transaction_id": id], idempotencyKey: nil, customerId: customer,
             action: "checkout.finalized"
@@ -244,7 +244,7 @@ final class CheckoutService: Sendable {
     }
 
     func transaction(id: String) async throws -> Schemas.CheckoutTransaction {
-        try await subscriptions.store.exclusive { db in
+        try await subscriptions.store.read { db in
             let record = try await load(db, id)
             let expires = try await record.subscriptionId.asyncMap { try await subscriptionEnd(db, $0) } ?? nil
             return wire(record, expiresAt: expires)
@@ -254,7 +254,7 @@ final class CheckoutService: Sendable {
     /// The user's web checkouts and App Store subscriptions, newest first.
     func history(userId: String) async throws -> Schemas.TransactionHistory {
         let livemode = RequestScope.current?.livemode ?? false
-        return try await subscriptions.store.exclusive { db in
+        return try await subscriptions.store.read { db in
             _ = try await subscriptions.customer(db, id: userId)
             var entries: [(at: Int64, transaction: Schemas.CheckoutTransaction)] = []
             let checkouts = try await db.select().column("*").from("checkout_transactions").where("customer_id", .equal, userId)
@@ -286,7 +286,7 @@ final class CheckoutService: Sendable {
 
     /// What the device sees of Apple's side after a switch (1 still renewing … 5 revoked).
     func updateStoreKitStatus(id: String, _ update: Schemas.StoreKitStatusUpdate) async throws -> Schemas.StoreKitStatusUpdateResponse {
-        let customer = try await subscriptions.store.exclusive { db in try await load(db, id).customerId }
+        let customer = try await subscriptions.store.read { db in try await load(db, id).customerId }
         return try await subscriptions.mutate(
             operation: "updateTransactionStoreKitStatus", request: update, idempotencyKey: nil, customerId: customer,
             action: "checkout.storekit_status"
@@ -303,7 +303,7 @@ final class CheckoutService: Sendable {
     /// Completes a pending checkout as the payment webhook would: paid creates the web
     /// subscription (trialing until the App Store period ends, with the switch-and-save discount).
     func complete(_ request: Schemas.SimulateCheckoutRequest, idempotencyKey: String?) async throws -> Schemas.CheckoutTransaction {
-        let customer = try await subscriptions.store.exclusive { db in try await load(db, request.transactionId).customerId }
+        let customer = try await subscriptions.store.read { db in try await load(db, request.transactionId).customerId }
         return try await subscriptions.mutate(
             operation: "simulateCheckout", request: request, idempotencyKey: idempotencyKey, customerId: customer,
             action: "checkout.\(request.outcome.rawValue)"
@@ -358,7 +358,7 @@ final class CheckoutService: Sendable {
 
     /// The page behind `checkout_url`: what the customer is buying and when they pay.
     func page(id: String) async throws -> PortalService.Page {
-        let found = try? await subscriptions.store.exclusive { db in try await load(db, id, anyMode: true) }
+        let found = try? await subscriptions.store.read { db in try await load(db, id, anyMode: true) }
         guard let record = found, let product = config.product(id: record.productId) else {
             return .init(status: 404, html: PortalHTML.message(title: "Checkout not found", body: "This checkout link is not valid."))
         }

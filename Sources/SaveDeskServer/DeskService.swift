@@ -20,7 +20,7 @@ final class DeskService: Sendable {
         let livemode = RequestScope.current?.livemode ?? false
         let text = (query ?? "").trimmingCharacters(in: .whitespaces).lowercased()
         let pattern = "%" + text.replacingOccurrences(of: "%", with: "").replacingOccurrences(of: "_", with: "") + "%"
-        return try await store.exclusive { db in
+        return try await store.read { db in
             func filtered(_ builder: SQLSelectBuilder) -> SQLSelectBuilder {
                 let builder = builder.where("livemode", .equal, livemode)
                 guard !text.isEmpty else { return builder }
@@ -117,7 +117,7 @@ final class DeskService: Sendable {
     }
 
     func timeline(customerId: String, limit: Int) async throws -> Schemas.TimelineResponse {
-        return try await store.exclusive { db in
+        return try await store.read { db in
             _ = try await subscriptions.customer(db, id: customerId)
             let events = try await db.audit(customerId: customerId, limit: limit)
             return Schemas.TimelineResponse(events: try events.map { event in

@@ -72,7 +72,7 @@ final class PortalService: Sendable {
     /// The customer a token belongs to, or the page to show instead (404 forged, 410 expired or
     /// already used for a change).
     func customer(forToken token: String) async throws -> Result<(CustomerRecord, String?), PageError> {
-        return try await subscriptions.store.exclusive { db in
+        return try await subscriptions.store.read { db in
             guard token.count == 64, token.allSatisfy(\.isHexDigit),
                 let row = try await db.select().columns("customer_id", "expires_at", "return_url", "used_at").from("portal_sessions")
                     .where("token", .equal, token).first()

@@ -13,6 +13,9 @@ actor SerialGate {
         await withCheckedContinuation { waiters.append($0) }
     }
 
+    /// Whether anyone is waiting for the gate.
+    var hasWaiters: Bool { !waiters.isEmpty }
+
     func release() {
         if waiters.isEmpty {
             busy = false

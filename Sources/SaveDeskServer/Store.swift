@@ -3,26 +3,47 @@ import Logging
 import NIOCore
 import SQLKit
 import SQLiteKit
+import Synchronization
 
 /// The durable store: one SQLite database (WAL, foreign keys on, `synchronous=FULL` so an
-/// acknowledged change survives power loss), written through SQLKit so the same SQL can run on
-/// PostgreSQL. Work runs one unit at a time: `transaction` wraps its body in
-/// BEGIN/COMMIT (ROLLBACK on any error), so a change, its audit row and its idempotency record
-/// are written together or not at all.
+/// acknowledged change survives power loss), written through SQLKit.
+///
+/// One writer connection and a pool of read-only connections. `read` borrows a reader, so reads
+/// run side by side and never wait for a write. `transaction` runs its body on the writer, alone,
+/// inside a savepoint of a group transaction: while other transactions wait their turn, the
+/// group stays open and the last of them commits for all (group commit), so one fsync
+/// acknowledges several requests. A body that fails rolls back to its savepoint and leaves the
+/// others intact; nobody's `transaction` returns before the COMMIT that holds its work, so a
+/// change, its audit row and its idempotency record are durable together or not at all.
 public final class Store: Sendable {
-    private let connection: SQLiteConnection
+    private let writer: SQLiteConnection
     private let gate = SerialGate()
+    private let readers: ReaderPool
+    /// The writer's open group transaction: the members waiting for its COMMIT. Touched only by
+    /// the gate's holder.
+    private let group = Mutex<Group?>(nil)
     let logger: Logger
     /// The database file; its folder is the server's data directory.
     let path: String
 
-    private init(connection: SQLiteConnection, path: String, logger: Logger) {
-        self.connection = connection
+    /// Savepoints one COMMIT may hold before it is written regardless of who waits.
+    static let groupLimit = 64
+    /// Read-only connections.
+    static let readerCount = 4
+
+    private struct Group {
+        var members: [CheckedContinuation<Void, any Error>] = []
+        var savepoints = 0
+    }
+
+    private init(writer: SQLiteConnection, readers: [SQLiteConnection], path: String, logger: Logger) {
+        self.writer = writer
+        self.readers = ReaderPool(readers)
         self.path = path
         self.logger = logger
     }
 
-    var sql: any SQLDatabase { connection.sql(queryLogLevel: nil) }
+    private var sql: any SQLDatabase { writer.sql(queryLogLevel: nil) }
 
     /// How SQLite flushes a commit. `full` syncs the WAL on every commit (survives power loss);
     /// `normal` only at checkpoints (survives a crash of the process, not of the machine). Only
@@ -35,38 +56,65 @@ public final class Store: Sendable {
     public static func open(path: String, durability: Durability = .full, logger: Logger) async throws -> Store {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let connection: SQLiteConnection
-        do {
-            connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
-        } catch {
-            throw SaveDeskError(status: 500, code: "database_unavailable", "cannot open the database at \(path): \(error)")
+        func connect() async throws -> SQLiteConnection {
+            do {
+                return try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+            } catch {
+                throw SaveDeskError(status: 500, code: "database_unavailable", "cannot open the database at \(path): \(error)")
+            }
         }
-        let store = Store(connection: connection, path: path, logger: logger)
-        try await store.exclusive { db in
-            _ = try await db.raw("PRAGMA journal_mode=WAL").all()
-            try await db.raw("PRAGMA foreign_keys=ON").run()
+        let writer = try await connect()
+        let db = writer.sql(queryLogLevel: nil)
+        _ = try await db.raw("PRAGMA journal_mode=WAL").all()
+        try await db.raw("PRAGMA foreign_keys=ON").run()
+        try await db.raw("PRAGMA busy_timeout=5000").run()
+        try await db.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: durability.rawValue)")).run()
+        var readers: [SQLiteConnection] = []
+        for _ in 0..<readerCount {
+            let reader = try await connect()
+            let db = reader.sql(queryLogLevel: nil)
             try await db.raw("PRAGMA busy_timeout=5000").run()
-            try await db.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: durability.rawValue)")).run()
+            try await db.raw("PRAGMA query_only=ON").run()
+            readers.append(reader)
         }
+        let store = Store(writer: writer, readers: readers, path: path, logger: logger)
         try await store.migrate()
         return store
     }
 
     public func close() async {
-        try? await connection.close()
+        await gate.acquire()
+        try? await commitGroup()
+        await readers.close()
+        try? await writer.close()
+        await gate.release()
     }
 
     /// The journal mode in force ("wal").
     public func journalMode() async throws -> String {
-        try await exclusive { db in
+        try await read { db in
             try await db.raw("PRAGMA journal_mode").first()?.decode(column: "journal_mode", as: String.self) ?? ""
         }
     }
 
-    /// Runs `body` alone on the connection, outside a transaction (reads).
+    /// Runs `body` on a read-only connection of its own (reads; a write there fails).
+    func read<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
+        let reader = await readers.borrow()
+        do {
+            let result = try await body(reader.sql(queryLogLevel: nil))
+            await readers.giveBack(reader)
+            return result
+        } catch {
+            await readers.giveBack(reader)
+            throw error
+        }
+    }
+
+    /// Runs `body` alone on the writer, outside any transaction (schema work; tests).
     func exclusive<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
         await gate.acquire()
         do {
+            try await commitGroup()
             let result = try await body(sql)
             await gate.release()
             return result
@@ -76,19 +124,79 @@ public final class Store: Sendable {
         }
     }
 
-    /// Runs `body` alone in one transaction.
+    /// Runs `body` alone in one transaction, committed (perhaps with others' transactions) before
+    /// this returns.
     func transaction<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
-        try await exclusive { db in
-            try await db.raw("BEGIN").run()
+        await gate.acquire()
+        let db = sql
+        let outcome: Result<T, any Error>
+        do {
+            if group.withLock({ $0 == nil }) {
+                try await db.raw("BEGIN IMMEDIATE").run()
+                group.withLock { $0 = Group() }
+            }
+            try await db.raw("SAVEPOINT member").run()
             do {
-                let result = try await body(db)
-                try await db.raw("COMMIT").run()
-                return result
+                outcome = .success(try await body(db))
+                try await db.raw("RELEASE member").run()
             } catch {
-                try? await db.raw("ROLLBACK").run()
+                try await db.raw("ROLLBACK TO member").run()
+                try await db.raw("RELEASE member").run()
                 throw error
             }
+        } catch {
+            // A failed body (or a broken connection): nothing of this body stays. The group it
+            // joined is still committed by someone, so the others are not left waiting.
+            await finishTurn()
+            throw error
         }
+        group.withLock { $0?.savepoints += 1 }
+        try await finishTurnWaiting()
+        return try outcome.get()
+    }
+
+    /// Ends the turn of a holder whose work joined the group: hands the gate on while others wait
+    /// and the group has room (the last of them commits), else commits now; returns once the
+    /// group's COMMIT is written (or throws its error).
+    private func finishTurnWaiting() async throws {
+        let full = group.withLock { ($0?.savepoints ?? 0) >= Self.groupLimit }
+        if !full, await gate.hasWaiters {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                group.withLock { $0?.members.append(continuation) }
+                Task { await gate.release() }
+            }
+            return
+        }
+        do {
+            try await commitGroup()
+        } catch {
+            await gate.release()
+            throw error
+        }
+        await gate.release()
+    }
+
+    /// Ends the turn of a holder whose work did not join the group.
+    private func finishTurn() async {
+        if await gate.hasWaiters {
+            await gate.release()
+            return
+        }
+        try? await commitGroup()
+        await gate.release()
+    }
+
+    /// Commits the open group, if any, and tells its members. Called by the gate's holder.
+    private func commitGroup() async throws {
+        guard let open = group.withLock({ state -> Group? in defer { state = nil }; return state }) else { return }
+        do {
+            try await sql.raw("COMMIT").run()
+        } catch {
+            try? await sql.raw("ROLLBACK").run()
+            for member in open.members { member.resume(throwing: error) }
+            throw error
+        }
+        for member in open.members { member.resume() }
     }
 
     private func migrate() async throws {

@@ -34,7 +34,7 @@ final class SubscriptionService: Sendable {
 
     /// Reads the test clock's offset from the database.
     func loadTestClock() async throws {
-        let offset = try await store.exclusive { db in
+        let offset = try await store.read { db in
             try await db.select().column("offset_seconds").from("test_clock").where("id", .equal, 1).first()?
                 .decode(column: "offset_seconds", as: Int64.self)
         }
@@ -132,7 +132,7 @@ final class SubscriptionService: Sendable {
     /// middleware refuses a different request before anything else is checked).
     func storedFingerprint(key: String, operation: String, principal: String) async throws -> String? {
         let cutoff = clock.now().unixSeconds - Self.idempotencyLifetime
-        return try await store.exclusive { db in
+        return try await store.read { db in
             try await db.select().column("fingerprint").from("idempotency_records")
                 .where("idempotency_key", .equal, key).where("route", .equal, operation).where("principal", .equal, principal)
                 .where("created_at", .greaterThan, cutoff).first()?.decode(column: "fingerprint", as: String.self)

@@ -116,7 +116,7 @@ final class UpgradeService: Sendable {
     func execute(_ request: Schemas.UpgradeRequest, idempotencyKey: String?) async throws -> Schemas.UpgradeResult {
         let requested = try subscriptions.product(request.targetProductId)
         let now = subscriptions.now().unixSeconds
-        let planned = try await subscriptions.store.exclusive { db in
+        let planned = try await subscriptions.store.read { db in
             try await self.plan(db, userId: request.userId, productId: request.currentProductId, now: now)
         }
         let upgrade = try planned.get()

@@ -1,0 +1,86 @@
+import Foundation
+import Logging
+import SQLKit
+import Synchronization
+import Testing
+
+@testable import SaveDeskServer
+
+/// The store itself: readers beside the writer, and transactions committed in groups.
+@Suite("Store: readers and group commit")
+struct StoreTests {
+    static func open() async throws -> Store {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-store-\(UUID())")
+        let store = try await Store.open(
+            path: directory.appendingPathComponent("savedesk.sqlite").path, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        )
+        try await store.exclusive { db in try await db.raw("CREATE TABLE scratch (n INTEGER NOT NULL)").run() }
+        return store
+    }
+
+    static func count(_ store: Store) async throws -> Int {
+        try await store.read { db in
+            try await db.raw("SELECT count(*) AS n FROM scratch").first()?.decode(column: "n", as: Int.self) ?? -1
+        }
+    }
+
+    @Test func aReadDoesNotWaitForAWriteAndSeesOnlyWhatIsCommitted() async throws {
+        let store = try await Self.open()
+        let (held, hold) = AsyncStream<Void>.makeStream()
+        let (inside, entered) = AsyncStream<Void>.makeStream()
+        let writer = Task {
+            try await store.transaction { db in
+                try await db.raw("INSERT INTO scratch (n) VALUES (1)").run()
+                entered.yield()
+                for await _ in held { break }
+            }
+        }
+        for await _ in inside { break }
+        // The writer holds its transaction open: a read still answers, without its row.
+        #expect(try await Self.count(store) == 0)
+        hold.yield()
+        try await writer.value
+        #expect(try await Self.count(store) == 1)
+        await store.close()
+    }
+
+    @Test func aReaderCannotWrite() async throws {
+        let store = try await Self.open()
+        await #expect(throws: (any Error).self) {
+            try await store.read { db in try await db.raw("INSERT INTO scratch (n) VALUES (1)").run() }
+        }
+        await store.close()
+    }
+
+    /// Sixty transactions at once: the failing ones leave nothing, the others all commit (many in
+    /// one group), and each returns only once its work is committed.
+    @Test func aFailingTransactionLeavesTheOthersOfItsGroupIntact() async throws {
+        let store = try await Self.open()
+        struct Refused: Error {}
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for n in 0..<60 {
+                group.addTask {
+                    do {
+                        try await store.transaction { db in
+                            try await db.raw("INSERT INTO scratch (n) VALUES (\(bind: n))").run()
+                            if n % 5 == 0 { throw Refused() }
+                        }
+                        return true
+                    } catch { return false }
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results.filter { $0 }.count == 48)
+        #expect(try await Self.count(store) == 48)
+        let path = store.path
+        await store.close()
+        let reopened = try await Store.open(path: path, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        #expect(try await Self.count(reopened) == 48)
+        let failed = try await reopened.read { db in
+            try await db.raw("SELECT count(*) AS n FROM scratch WHERE n % 5 = 0").first()?.decode(column: "n", as: Int.self)
+        }
+        #expect(failed == 0)
+        await reopened.close()
+    }
+}
