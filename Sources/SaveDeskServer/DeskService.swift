@@ -13,35 +13,40 @@ final class DeskService: Sendable {
     var store: Store { subscriptions.store }
     var config: ServerConfig { subscriptions.config }
 
-    /// Customers of the key's mode whose id, email or name contains the query (case-insensitive),
-    /// by name. `page` and `perPage` are within the spec's ranges (checked before this runs).
+    /// Customers of the key's mode whose id is the query, or whose email or name contains it
+    /// (case-insensitive), by name. `page` and `perPage` are within the spec's ranges (checked
+    /// before this runs). One query for the page and its total (the trigram index answers a
+    /// substring of three characters or more), one for the page's subscriptions.
     func search(query: String?, page: Int, perPage: Int) async throws -> Schemas.CustomerPage {
         let now = subscriptions.now()
         let livemode = RequestScope.current?.livemode ?? false
         let text = (query ?? "").trimmingCharacters(in: .whitespaces).lowercased()
-        let pattern = "%" + text.replacingOccurrences(of: "%", with: "").replacingOccurrences(of: "_", with: "") + "%"
+        var filter: SQLQueryString = "livemode = \(bind: livemode)"
+        if text.count >= 3 {
+            let phrase = "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            filter += " AND (lower(id) = \(bind: text) OR id IN (SELECT customer_id FROM customer_search WHERE customer_search MATCH \(bind: phrase)))"
+        } else if !text.isEmpty {
+            let pattern = "%" + text.replacingOccurrences(of: "%", with: "").replacingOccurrences(of: "_", with: "") + "%"
+            filter += " AND (lower(id) = \(bind: text) OR id IN (SELECT customer_id FROM customer_search WHERE text LIKE \(bind: pattern)))"
+        }
+        var pageQuery: SQLQueryString = "SELECT *, count(*) OVER () AS total FROM customers WHERE "
+        pageQuery += filter
+        pageQuery += " ORDER BY name, id LIMIT \(bind: perPage) OFFSET \(bind: (page - 1) * perPage)"
+        var countQuery: SQLQueryString = "SELECT count(*) AS total FROM customers WHERE "
+        countQuery += filter
         return try await store.read { db in
-            func filtered(_ builder: SQLSelectBuilder) -> SQLSelectBuilder {
-                let builder = builder.where("livemode", .equal, livemode)
-                guard !text.isEmpty else { return builder }
-                return builder.where { group in
-                    group.where(SQLFunction("lower", args: SQLColumn("id")), .equal, SQLBind(text))
-                        .orWhere(SQLFunction("lower", args: SQLColumn("email")), .like, SQLBind(pattern))
-                        .orWhere(SQLFunction("lower", args: SQLColumn("name")), .like, SQLBind(pattern))
-                }
-            }
-            let total = try await filtered(db.select().column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("customers"))
-                .first()?.decode(column: "n", as: Int.self) ?? 0
-            let customers = try await filtered(db.select().column("*").from("customers"))
-                .orderBy("name").orderBy("id").limit(perPage).offset((page - 1) * perPage)
-                .all(decoding: CustomerRecord.self, with: SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase))
-            var summaries: [Schemas.CustomerSummary] = []
-            for customer in customers {
-                let subs = try await db.subscriptions(customerId: customer.id)
-                summaries.append(Schemas.CustomerSummary(
+            let rows = try await db.raw(pageQuery).all()
+            let customers = try rows.map { try $0.decode(model: CustomerRecord.self, with: SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase)) }
+            // Past the last page there is no row to carry the total: count apart.
+            let total = try rows.isEmpty && page > 1
+                ? try await db.raw(countQuery).first()?.decode(column: "total", as: Int.self) ?? 0
+                : rows.first?.decode(column: "total", as: Int.self) ?? 0
+            let subscriptionsByCustomer = Dictionary(grouping: try await db.subscriptions(customerIds: customers.map(\.id)), by: \.customerId)
+            let summaries = customers.map { customer in
+                Schemas.CustomerSummary(
                     id: customer.id, name: customer.name, email: customer.email, country: customer.country,
-                    createdAt: Date(unixSeconds: customer.createdAt), summary: summary(of: subs, now: now)
-                ))
+                    createdAt: Date(unixSeconds: customer.createdAt), summary: summary(of: subscriptionsByCustomer[customer.id] ?? [], now: now)
+                )
             }
             return Schemas.CustomerPage(customers: summaries, page: page, perPage: perPage, total: total)
         }

@@ -170,5 +170,29 @@ enum Schema {
             "ALTER TABLE win_back_codes ADD COLUMN pool TEXT NOT NULL DEFAULT 'win_back'",
             "CREATE INDEX win_back_codes_pool ON win_back_codes (pool, customer_id, code)",
         ]),
+        // Customer search: a trigram index over email and name (a substring search reads the
+        // index, not the table), kept in step with customers by triggers; the listing in name
+        // order per mode reads an index.
+        (5, [
+            "CREATE VIRTUAL TABLE customer_search USING fts5(customer_id UNINDEXED, text, tokenize = 'trigram')",
+            "INSERT INTO customer_search (customer_id, text) SELECT id, email || ' ' || name FROM customers",
+            """
+            CREATE TRIGGER customers_search_insert AFTER INSERT ON customers BEGIN
+                INSERT INTO customer_search (customer_id, text) VALUES (new.id, new.email || ' ' || new.name);
+            END
+            """,
+            """
+            CREATE TRIGGER customers_search_update AFTER UPDATE OF email, name ON customers BEGIN
+                DELETE FROM customer_search WHERE customer_id = old.id;
+                INSERT INTO customer_search (customer_id, text) VALUES (new.id, new.email || ' ' || new.name);
+            END
+            """,
+            """
+            CREATE TRIGGER customers_search_delete AFTER DELETE ON customers BEGIN
+                DELETE FROM customer_search WHERE customer_id = old.id;
+            END
+            """,
+            "CREATE INDEX customers_listing ON customers (livemode, name, id)",
+        ]),
     ]
 }

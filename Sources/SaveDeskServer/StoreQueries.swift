@@ -20,6 +20,13 @@ extension SQLDatabase {
             .orderBy("started_at").orderBy("id").all(decoding: SubscriptionRecord.self, with: Self.decoder)
     }
 
+    /// The subscriptions of several customers in one query.
+    func subscriptions(customerIds: [String]) async throws -> [SubscriptionRecord] {
+        guard !customerIds.isEmpty else { return [] }
+        return try await select().column("*").from("subscriptions").where("customer_id", .in, customerIds)
+            .orderBy("started_at").orderBy("id").all(decoding: SubscriptionRecord.self, with: Self.decoder)
+    }
+
     func update(_ subscription: SubscriptionRecord) async throws {
         try await update("subscriptions").set(model: subscription, with: Self.encoder)
             .where("id", .equal, subscription.id).run()

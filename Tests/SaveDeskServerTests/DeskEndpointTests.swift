@@ -25,6 +25,20 @@ struct DeskEndpointTests {
         #expect(first.customers.map(\.name) == first.customers.map(\.name).sorted())
         let all = try await server.desk.searchCustomers(query: .init(perPage: 100)).ok.body.json
         #expect(Set(all.customers.map(\.id)).count == 16)
+        let past = try await server.desk.searchCustomers(query: .init(page: 9, perPage: 6)).ok.body.json
+        #expect(past.customers.isEmpty && past.total == 16, "past the last page, the total still counts")
+
+        // Short queries, accents, and text that means something to a search engine.
+        let short = try await server.desk.searchCustomers(query: .init(query: "ok")).ok.body.json
+        #expect(short.customers.map(\.id).contains("cus_ben"), "Ben Okafor")
+        let accented = try await server.desk.searchCustomers(query: .init(query: "ramírez")).ok.body.json
+        #expect(accented.customers.map(\.id) == ["cus_diego"])
+        for odd in ["\"", "a\"b", "*", "hana OR ava", "(", "NEAR(", "%", "_"] {
+            let answer = try await server.desk.searchCustomers(query: .init(query: odd)).ok.body.json
+            #expect(answer.total == answer.customers.count, "\(odd)")
+        }
+        let wildcard = try await server.desk.searchCustomers(query: .init(query: "%")).ok.body.json
+        #expect(wildcard.total == 16, "% is not a wildcard: it is dropped, so it matches all")
         expectFailure(try await server.desk.searchCustomers(query: .init(page: 0)), status: 400, code: "out_of_range")
     }
 
