@@ -115,6 +115,13 @@ let savedeskNormal = try await SaveDeskBackend.start(
     config: config, databasePath: normalDatabase, options: .init(testClock: true, durability: .normal)
 )
 
+// Customer search over 100,000 more customers (test mode, each with a subscription).
+let searchCount = argument("--search-customers", default: 100_000)
+let searchDatabase = directory.appendingPathComponent("bench-search.sqlite").path
+_ = try await DemoSeed.apply(file: seedPath, config: config, databasePath: searchDatabase)
+try await SearchBench.generate(count: searchCount, databasePath: searchDatabase)
+let savedeskSearch = try await SaveDeskBackend.start(config: config, databasePath: searchDatabase)
+
 let router = Router()
 router.get("/bare") { _, _ in "ok" }
 let (barePort, bound) = AsyncStream<Int>.makeStream()
@@ -130,6 +137,7 @@ for await port in barePort {
 }
 
 let key = [("X-ZeroSettle-Key", "pk_test_savedesk_demo_app_0001")]
+let operatorKey = [("X-ZeroSettle-Key", "sk_test_savedesk_demo_marco_0001")]
 let respondBody: @Sendable (Int) -> String = { _ in
     #"{"user_id":"cus_ava","product_id":"premium_monthly","outcome":"retained","offer_shown":true,"offer_accepted":true,"pause_shown":false,"pause_accepted":false,"last_step_seen":3,"answers":[{"question_id":1,"selected_option_id":11}]}"#
 }
@@ -140,6 +148,12 @@ let scenarios: [(Scenario, String)] = [
               body: respondBody, headers: key), savedesk.baseURL),
     (Scenario(name: "POST cancel-flow/respond (synchronous=NORMAL)", method: .POST, path: "/v1/iap/cancel-flow/respond",
               body: respondBody, headers: key), savedeskNormal.baseURL),
+    (Scenario(name: "GET customers?query=okafor (\(searchCount / 1000)k)", method: .GET, path: "/v1/desk/customers?query=okafor&per_page=15",
+              body: nil, headers: operatorKey), savedeskSearch.baseURL),
+    (Scenario(name: "GET customers?query=ha (\(searchCount / 1000)k)", method: .GET, path: "/v1/desk/customers?query=ha&per_page=15",
+              body: nil, headers: operatorKey), savedeskSearch.baseURL),
+    (Scenario(name: "GET customers, first page (\(searchCount / 1000)k)", method: .GET, path: "/v1/desk/customers?per_page=15",
+              body: nil, headers: operatorKey), savedeskSearch.baseURL),
 ]
 
 var configuration = HTTPClient.Configuration()
@@ -166,12 +180,11 @@ if funnelCount > 0 {
     let generated = ContinuousClock.now
     try await FunnelBench.generate(count: funnelCount, databasePath: database)
     print("\ncancel-flow funnel over \(funnelCount) generated responses (written in \(ContinuousClock.now - generated))")
-    let operatorKey = "sk_test_savedesk_demo_marco_0001"
     let from = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-30 * 86_400))
     for (name, query) in [("all time", ""), ("one operator", "?operator=Marco%20(support)"), ("last 30 days", "?from=\(from)")] {
         var times: [Double] = []
         for _ in 0..<(runs + 1) {
-            times.append(try await FunnelBench.time(savedesk.baseURL + "/v1/desk/analytics/cancel-flow" + query, key: operatorKey, client: client))
+            times.append(try await FunnelBench.time(savedesk.baseURL + "/v1/desk/analytics/cancel-flow" + query, key: "sk_test_savedesk_demo_marco_0001", client: client))
         }
         let measured = Array(times.dropFirst()).sorted()  // the first run warms the page cache
         print(name.padding(toLength: 44, withPad: " ", startingAt: 0)
@@ -189,4 +202,5 @@ try await client.shutdown()
 bareTask.cancel()
 await savedesk.stop()
 await savedeskNormal.stop()
+await savedeskSearch.stop()
 try? FileManager.default.removeItem(at: directory)

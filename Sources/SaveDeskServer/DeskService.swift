@@ -14,33 +14,39 @@ final class DeskService: Sendable {
     var config: ServerConfig { subscriptions.config }
 
     /// Customers of the key's mode whose id is the query, or whose email or name contains it
-    /// (case-insensitive), by name. `page` and `perPage` are within the spec's ranges (checked
-    /// before this runs). One query for the page and its total (the trigram index answers a
-    /// substring of three characters or more), one for the page's subscriptions.
+    /// (three characters or more: the trigram index) or starts with it (one or two), ignoring
+    /// case, by name. `page` and `perPage` are within the spec's ranges (checked before this
+    /// runs). One query for the page and its total, one for the page's subscriptions; every
+    /// part reads an index (the per-mode count for an empty query).
     func search(query: String?, page: Int, perPage: Int) async throws -> Schemas.CustomerPage {
         let now = subscriptions.now()
         let livemode = RequestScope.current?.livemode ?? false
         let text = (query ?? "").trimmingCharacters(in: .whitespaces).lowercased()
-        var filter: SQLQueryString = "livemode = \(bind: livemode)"
-        if text.count >= 3 {
-            let phrase = "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-            filter += " AND (lower(id) = \(bind: text) OR id IN (SELECT customer_id FROM customer_search WHERE customer_search MATCH \(bind: phrase)))"
-        } else if !text.isEmpty {
-            let pattern = "%" + text.replacingOccurrences(of: "%", with: "").replacingOccurrences(of: "_", with: "") + "%"
-            filter += " AND (lower(id) = \(bind: text) OR id IN (SELECT customer_id FROM customer_search WHERE text LIKE \(bind: pattern)))"
+        let window: SQLQueryString = " ORDER BY name, id LIMIT \(bind: perPage) OFFSET \(bind: (page - 1) * perPage)"
+        var pageQuery: SQLQueryString
+        if text.isEmpty {
+            pageQuery = "SELECT *, (SELECT n FROM customer_counts WHERE livemode = \(bind: livemode)) AS total FROM customers"
+            pageQuery += " WHERE livemode = \(bind: livemode)"
+        } else {
+            var matched: SQLQueryString = "SELECT * FROM customers WHERE livemode = \(bind: livemode) AND id = \(bind: text) UNION "
+            if text.count >= 3 {
+                let phrase = "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                matched += "SELECT customers.* FROM customer_search JOIN customers ON customers.rowid = customer_search.rowid"
+                matched += " WHERE customer_search MATCH \(bind: phrase) AND customers.livemode = \(bind: livemode)"
+            } else {
+                let upper = text + "\u{10FFFF}"
+                matched += "SELECT * FROM customers WHERE livemode = \(bind: livemode) AND lower(name) >= \(bind: text) AND lower(name) < \(bind: upper)"
+                matched += " UNION SELECT * FROM customers WHERE livemode = \(bind: livemode) AND lower(email) >= \(bind: text) AND lower(email) < \(bind: upper)"
+            }
+            pageQuery = "WITH matched AS MATERIALIZED ("
+            pageQuery += matched
+            pageQuery += ") SELECT *, (SELECT count(*) FROM matched) AS total FROM matched"
         }
-        var pageQuery: SQLQueryString = "SELECT *, count(*) OVER () AS total FROM customers WHERE "
-        pageQuery += filter
-        pageQuery += " ORDER BY name, id LIMIT \(bind: perPage) OFFSET \(bind: (page - 1) * perPage)"
-        var countQuery: SQLQueryString = "SELECT count(*) AS total FROM customers WHERE "
-        countQuery += filter
-        return try await store.read { db in
+        pageQuery += window
+        let found = try await store.read { db in
             let rows = try await db.raw(pageQuery).all()
             let customers = try rows.map { try $0.decode(model: CustomerRecord.self, with: SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase)) }
-            // Past the last page there is no row to carry the total: count apart.
-            let total = try rows.isEmpty && page > 1
-                ? try await db.raw(countQuery).first()?.decode(column: "total", as: Int.self) ?? 0
-                : rows.first?.decode(column: "total", as: Int.self) ?? 0
+            let total = try rows.first?.decode(column: "total", as: Int.self)
             let subscriptionsByCustomer = Dictionary(grouping: try await db.subscriptions(customerIds: customers.map(\.id)), by: \.customerId)
             let summaries = customers.map { customer in
                 Schemas.CustomerSummary(
@@ -48,8 +54,11 @@ final class DeskService: Sendable {
                     createdAt: Date(unixSeconds: customer.createdAt), summary: summary(of: subscriptionsByCustomer[customer.id] ?? [], now: now)
                 )
             }
-            return Schemas.CustomerPage(customers: summaries, page: page, perPage: perPage, total: total)
+            return Schemas.CustomerPage(customers: summaries, page: page, perPage: perPage, total: total ?? 0)
         }
+        // Past the last page no row carries the total: the first page's is the same.
+        guard found.customers.isEmpty, page > 1 else { return found }
+        return Schemas.CustomerPage(customers: [], page: page, perPage: perPage, total: try await search(query: query, page: 1, perPage: 1).total)
     }
 
     /// One line on the customer's most relevant subscription.

@@ -171,28 +171,35 @@ enum Schema {
             "CREATE INDEX win_back_codes_pool ON win_back_codes (pool, customer_id, code)",
         ]),
         // Customer search: a trigram index over email and name (a substring search reads the
-        // index, not the table), kept in step with customers by triggers; the listing in name
-        // order per mode reads an index.
+        // index, not the table) and lowercase indexes for prefixes, a count of customers per
+        // mode, and an index for the name-ordered listing per mode; triggers keep them in step.
         (5, [
-            "CREATE VIRTUAL TABLE customer_search USING fts5(customer_id UNINDEXED, text, tokenize = 'trigram')",
-            "INSERT INTO customer_search (customer_id, text) SELECT id, email || ' ' || name FROM customers",
+            "CREATE VIRTUAL TABLE customer_search USING fts5(email, name, content = 'customers', tokenize = 'trigram')",
+            "INSERT INTO customer_search (customer_search) VALUES ('rebuild')",
             """
             CREATE TRIGGER customers_search_insert AFTER INSERT ON customers BEGIN
-                INSERT INTO customer_search (customer_id, text) VALUES (new.id, new.email || ' ' || new.name);
+                INSERT INTO customer_search (rowid, email, name) VALUES (new.rowid, new.email, new.name);
+                INSERT INTO customer_counts (livemode, n) VALUES (new.livemode, 1)
+                    ON CONFLICT (livemode) DO UPDATE SET n = n + 1;
             END
             """,
             """
             CREATE TRIGGER customers_search_update AFTER UPDATE OF email, name ON customers BEGIN
-                DELETE FROM customer_search WHERE customer_id = old.id;
-                INSERT INTO customer_search (customer_id, text) VALUES (new.id, new.email || ' ' || new.name);
+                INSERT INTO customer_search (customer_search, rowid, email, name) VALUES ('delete', old.rowid, old.email, old.name);
+                INSERT INTO customer_search (rowid, email, name) VALUES (new.rowid, new.email, new.name);
             END
             """,
             """
             CREATE TRIGGER customers_search_delete AFTER DELETE ON customers BEGIN
-                DELETE FROM customer_search WHERE customer_id = old.id;
+                INSERT INTO customer_search (customer_search, rowid, email, name) VALUES ('delete', old.rowid, old.email, old.name);
+                UPDATE customer_counts SET n = n - 1 WHERE livemode = old.livemode;
             END
             """,
+            "CREATE TABLE customer_counts (livemode INTEGER PRIMARY KEY, n BIGINT NOT NULL)",
+            "INSERT INTO customer_counts (livemode, n) SELECT livemode, count(*) FROM customers GROUP BY livemode",
             "CREATE INDEX customers_listing ON customers (livemode, name, id)",
+            "CREATE INDEX customers_name_lower ON customers (livemode, lower(name))",
+            "CREATE INDEX customers_email_lower ON customers (livemode, lower(email))",
         ]),
     ]
 }

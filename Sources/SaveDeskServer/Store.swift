@@ -30,6 +30,9 @@ public final class Store: Sendable {
     static let groupLimit = 64
     /// Read-only connections.
     static let readerCount = 4
+    /// Each connection's page cache (KiB) and memory-mapped window (bytes): reads come from
+    /// memory rather than a read(2) per page.
+    static let cacheKiB = 16_384, mmapBytes = 256 << 20
 
     private struct Group {
         var members: [CheckedContinuation<Void, any Error>] = []
@@ -57,24 +60,27 @@ public final class Store: Sendable {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         func connect() async throws -> SQLiteConnection {
+            let connection: SQLiteConnection
             do {
-                return try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+                connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
             } catch {
                 throw SaveDeskError(status: 500, code: "database_unavailable", "cannot open the database at \(path): \(error)")
             }
+            let db = connection.sql(queryLogLevel: nil)
+            try await db.raw("PRAGMA busy_timeout=5000").run()
+            try await db.raw(SQLQueryString("PRAGMA cache_size=-\(unsafeRaw: String(cacheKiB))")).run()
+            _ = try await db.raw(SQLQueryString("PRAGMA mmap_size=\(unsafeRaw: String(mmapBytes))")).all()
+            return connection
         }
         let writer = try await connect()
         let db = writer.sql(queryLogLevel: nil)
         _ = try await db.raw("PRAGMA journal_mode=WAL").all()
         try await db.raw("PRAGMA foreign_keys=ON").run()
-        try await db.raw("PRAGMA busy_timeout=5000").run()
         try await db.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: durability.rawValue)")).run()
         var readers: [SQLiteConnection] = []
         for _ in 0..<readerCount {
             let reader = try await connect()
-            let db = reader.sql(queryLogLevel: nil)
-            try await db.raw("PRAGMA busy_timeout=5000").run()
-            try await db.raw("PRAGMA query_only=ON").run()
+            try await reader.sql(queryLogLevel: nil).raw("PRAGMA query_only=ON").run()
             readers.append(reader)
         }
         let store = Store(writer: writer, readers: readers, path: path, logger: logger)
