@@ -148,6 +148,8 @@ let scenarios: [(Scenario, String)] = [
               body: respondBody, headers: key), savedesk.baseURL),
     (Scenario(name: "POST cancel-flow/respond (synchronous=NORMAL)", method: .POST, path: "/v1/iap/cancel-flow/respond",
               body: respondBody, headers: key), savedeskNormal.baseURL),
+    (Scenario(name: "GET customers?query=<an email> (\(searchCount / 1000)k)", method: .GET,
+              path: "/v1/desk/customers?query=customer4242%40bench&per_page=15", body: nil, headers: operatorKey), savedeskSearch.baseURL),
     (Scenario(name: "GET customers?query=okafor (\(searchCount / 1000)k)", method: .GET, path: "/v1/desk/customers?query=okafor&per_page=15",
               body: nil, headers: operatorKey), savedeskSearch.baseURL),
     (Scenario(name: "GET customers?query=ha (\(searchCount / 1000)k)", method: .GET, path: "/v1/desk/customers?query=ha&per_page=15",

@@ -42,7 +42,10 @@ struct APIMiddleware: ServerMiddleware {
             bodyRead = true
             let data = try await collect(body, request: request, limit: operation.bodyLimit)
             let parsed: Result<StrictJSON, StrictJSON.Failure>? = data.map { data in Result { () throws(StrictJSON.Failure) in try StrictJSON.parse(data) } }
-            scope.fingerprint = Self.fingerprint(operation: operationID, metadata: metadata, body: data, parsed: try? parsed?.get())
+            // Only a call with an Idempotency-Key is bound to its fingerprint.
+            if request.headerFields[Self.idempotencyHeader] != nil {
+                scope.fingerprint = Self.fingerprint(operation: operationID, metadata: metadata, body: data, parsed: try? parsed?.get())
+            }
             if let key = request.headerFields[Self.idempotencyHeader], let fingerprint = scope.fingerprint,
                 let stored = try await storedFingerprint(key, operationID, scope.principal), stored != fingerprint
             {

@@ -92,7 +92,7 @@ final class SubscriptionService: Sendable {
         _ body: (any SQLDatabase) async throws -> Output
     ) async throws -> (output: Output, replayed: Bool) {
         guard let scope = RequestScope.current else { throw SaveDeskError.unauthorized("no API key") }
-        let fingerprint = try scope.fingerprint ?? Fingerprint.of(request)
+        let fingerprint = try idempotencyKey == nil ? "" : scope.fingerprint ?? Fingerprint.of(request)
         return try await store.transaction { db in
             if let key = idempotencyKey, let stored = try await storedResponse(db, key: key, operation: operation, principal: scope.principal) {
                 guard stored.fingerprint == fingerprint else {

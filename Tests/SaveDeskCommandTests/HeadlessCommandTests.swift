@@ -94,7 +94,7 @@ struct HeadlessCommandTests {
     @Test func customersListShowAnalyticsAndClock() async throws {
         let server = try await CommandRunner.start()
         defer { Task { await server.stop() } }
-        let list = try await server.run(["customers", "list", "--query", "o", "--per-page", "3", "--json"])
+        let list = try await server.run(["customers", "list", "--query", "example", "--per-page", "3", "--json"])
         #expect(list.status == 0)
         try Golden.check(list.stdout, "customers-list.json")
         let show = try await server.run(["customers", "show", "cus_olivia", "--json"])
