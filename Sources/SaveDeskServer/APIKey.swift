@@ -13,6 +13,8 @@ public struct APIKey: Hashable, Sendable {
     public var mode: Mode
     /// The operator name secret keys act as; publishable keys act as "app".
     public var operatorName: String?
+    /// Whose idempotency records these are: a digest of the key (computed once, not per request).
+    let principal: String
 
     /// Reads kind and mode from the prefix; nil when the prefix is not one of the four.
     public init?(key: String, operatorName: String? = nil) {
@@ -26,6 +28,7 @@ public struct APIKey: Hashable, Sendable {
         self.kind = kind
         self.mode = mode
         self.operatorName = operatorName
+        principal = Fingerprint.of(text: key)
     }
 
     /// The name written to the audit trail for this key.

@@ -46,7 +46,7 @@ final class AppStoreService: Sendable {
     /// The App Store subscription of an original transaction id, whatever its mode.
     static func record(_ db: any SQLDatabase, originalTransactionId otid: String) async throws -> SubscriptionRecord? {
         try await db.select().column("*").from("subscriptions").where("original_transaction_id", .equal, otid)
-            .first(decoding: SubscriptionRecord.self, with: SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase))
+            .first(decoding: SubscriptionRecord.self, with: SQLRowDecoder())
     }
 
     /// Whether signed data (its `signedDate`, ms) is newer than what the record last applied.

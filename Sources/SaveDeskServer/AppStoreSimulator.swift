@@ -92,7 +92,7 @@ extension AppStoreService {
         var taken: [(String, String, [String])] = []
         let records = try await db.select().column("*").from("subscriptions").where("source", .equal, "app_store")
             .where("livemode", .equal, false).orderBy("id")
-            .all(decoding: SubscriptionRecord.self, with: SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase))
+            .all(decoding: SubscriptionRecord.self, with: SQLRowDecoder())
         for original in records {
             var record = original
             var steps: [String] = []

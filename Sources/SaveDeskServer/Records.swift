@@ -50,6 +50,19 @@ struct SubscriptionRecord: Codable, Hashable, Sendable {
     var appstoreRenewalSignedAt: Int64? = nil
 
     var entitlementStatus: Entitlement.Status { Entitlement.Status(wireValue: status) }
+
+    /// The column names, spelled out: rows decode with `SQLDatabase.rowDecoder` (no key
+    /// conversion per column and row, which was a tenth of a busy server's time); encoders that
+    /// convert to snake case leave these names as they are.
+    enum CodingKeys: String, CodingKey {
+        case id, customerId = "customer_id", productId = "product_id", source, status, willRenew = "will_renew"
+        case isTrial = "is_trial", trialType = "trial_type", startedAt = "started_at", currentPeriodEnd = "current_period_end"
+        case trialEndsAt = "trial_ends_at", cancelledAt = "cancelled_at", accessUntil = "access_until"
+        case cancelReason = "cancel_reason", pausedAt = "paused_at", pauseResumesAt = "pause_resumes_at"
+        case gracePeriodEndsAt = "grace_period_ends_at", pastDueSince = "past_due_since", expirationIntent = "expiration_intent"
+        case originalTransactionId = "original_transaction_id", priceMicros = "price_micros", currency, updatedAt = "updated_at"
+        case livemode, appstoreSignedAt = "appstore_signed_at", appstoreRenewalSignedAt = "appstore_renewal_signed_at"
+    }
 }
 
 struct DiscountRecord: Codable, Hashable, Sendable {

@@ -21,7 +21,7 @@ struct RequestScope: Sendable {
 
     init(key: APIKey, requestId: String, fingerprint: String? = nil) {
         actor = key.actor
-        principal = Fingerprint.of(text: key.key)
+        principal = key.principal
         self.requestId = requestId
         livemode = key.mode == .live
         self.fingerprint = fingerprint

@@ -5,6 +5,8 @@ import SQLKit
 extension SQLDatabase {
     static var encoder: SQLQueryEncoder { SQLQueryEncoder(keyEncodingStrategy: .convertToSnakeCase, nilEncodingStrategy: .asNil) }
     static var decoder: SQLRowDecoder { SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase) }
+    /// For records whose CodingKeys are the column names (`SubscriptionRecord`).
+    static var rowDecoder: SQLRowDecoder { SQLRowDecoder() }
 
     func insert<T: Encodable & Sendable>(_ record: T, into table: String) async throws {
         try await insert(into: table).model(record, with: Self.encoder).run()
@@ -17,14 +19,14 @@ extension SQLDatabase {
 
     func subscriptions(customerId: String) async throws -> [SubscriptionRecord] {
         try await select().column("*").from("subscriptions").where("customer_id", .equal, customerId)
-            .orderBy("started_at").orderBy("id").all(decoding: SubscriptionRecord.self, with: Self.decoder)
+            .orderBy("started_at").orderBy("id").all(decoding: SubscriptionRecord.self, with: Self.rowDecoder)
     }
 
     /// The subscriptions of several customers in one query.
     func subscriptions(customerIds: [String]) async throws -> [SubscriptionRecord] {
         guard !customerIds.isEmpty else { return [] }
         return try await select().column("*").from("subscriptions").where("customer_id", .in, customerIds)
-            .orderBy("started_at").orderBy("id").all(decoding: SubscriptionRecord.self, with: Self.decoder)
+            .orderBy("started_at").orderBy("id").all(decoding: SubscriptionRecord.self, with: Self.rowDecoder)
     }
 
     func update(_ subscription: SubscriptionRecord) async throws {
