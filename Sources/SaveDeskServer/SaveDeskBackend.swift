@@ -133,7 +133,7 @@ public enum SaveDeskBackend {
             on: router, serverURL: URL(string: "/")!,
             middlewares: [APIMiddleware(keys: KeyRing(config.apiKeys), spec: spec, logger: logger) { key, operation, principal in
                 try await subscriptions.storedFingerprint(key: key, operation: operation, principal: principal)
-            }]
+            }, ConstantResponses(operations: ["getCancelFlowConfig"])]
         )
         let checkout = handlers.checkout
         router.get("/checkout/callback") { request, _ -> Response in
