@@ -84,3 +84,44 @@ struct StoreTests {
         await reopened.close()
     }
 }
+
+/// The search index and the per-mode count follow customers through insert, rename and delete.
+@Suite("Store: search index triggers")
+struct SearchIndexTests {
+    @Test func theIndexAndTheCountFollowEveryChange() async throws {
+        let store = try await StoreTests.open()
+        func matches(_ text: String) async throws -> [String] {
+            try await store.read { db in
+                try await db.raw("""
+                    SELECT customers.id FROM customer_search JOIN customers ON customers.rowid = customer_search.rowid
+                    WHERE customer_search MATCH \(bind: "\"" + text + "\"") ORDER BY customers.id
+                    """).all().map { try $0.decode(column: "id", as: String.self) }
+            }
+        }
+        func count(livemode: Bool) async throws -> Int? {
+            try await store.read { db in
+                try await db.raw("SELECT n FROM customer_counts WHERE livemode = \(bind: livemode)").first()?.decode(column: "n", as: Int.self)
+            }
+        }
+        try await store.transaction { db in
+            try await db.raw("""
+                INSERT INTO customers (id, name, email, created_at, livemode) VALUES
+                ('cus_a', 'Ada Lovelace', 'ada@example.com', 0, 0), ('cus_b', 'Bea Ramírez', 'bea@example.com', 0, 0),
+                ('cus_c', 'Cal Live', 'cal@example.com', 0, 1)
+                """).run()
+        }
+        #expect(try await matches("lovelace") == ["cus_a"])
+        #expect(try await matches("RAMÍREZ") == ["cus_b"])
+        #expect(try await count(livemode: false) == 2)
+        #expect(try await count(livemode: true) == 1)
+        try await store.transaction { db in
+            try await db.raw("UPDATE customers SET name = 'Ada Byron', email = 'ada@byron.example' WHERE id = 'cus_a'").run()
+        }
+        #expect(try await matches("lovelace").isEmpty)
+        #expect(try await matches("byron") == ["cus_a"])
+        try await store.transaction { db in try await db.raw("DELETE FROM customers WHERE id = 'cus_b'").run() }
+        #expect(try await matches("ramírez").isEmpty)
+        #expect(try await count(livemode: false) == 1)
+        await store.close()
+    }
+}
