@@ -135,7 +135,7 @@ public final class Store: Sendable {
     func transaction<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
         await gate.acquire()
         let db = sql
-        let outcome: Result<T, any Error>
+        let value: T
         do {
             if group.withLock({ $0 == nil }) {
                 try await db.raw("BEGIN IMMEDIATE").run()
@@ -143,7 +143,7 @@ public final class Store: Sendable {
             }
             try await db.raw("SAVEPOINT member").run()
             do {
-                outcome = .success(try await body(db))
+                value = try await body(db)
                 try await db.raw("RELEASE member").run()
             } catch {
                 try await db.raw("ROLLBACK TO member").run()
@@ -153,20 +153,21 @@ public final class Store: Sendable {
         } catch {
             // A failed body (or a broken connection): nothing of this body stays. The group it
             // joined is still committed by someone, so the others are not left waiting.
-            await finishTurn()
+            try? await endTurn(joined: false)
             throw error
         }
         group.withLock { $0?.savepoints += 1 }
-        try await finishTurnWaiting()
-        return try outcome.get()
+        try await endTurn(joined: true)
+        return value
     }
 
-    /// Ends the turn of a holder whose work joined the group: hands the gate on while others wait
-    /// and the group has room (the last of them commits), else commits now; returns once the
-    /// group's COMMIT is written (or throws its error).
-    private func finishTurnWaiting() async throws {
+    /// Ends the gate holder's turn: hands the gate on while others wait and the group has room
+    /// (the last of them commits), else commits now. A holder whose work `joined` the group
+    /// returns once the group's COMMIT is written, or throws its error.
+    private func endTurn(joined: Bool) async throws {
         let full = group.withLock { ($0?.savepoints ?? 0) >= Self.groupLimit }
         if !full, await gate.hasWaiters {
+            guard joined else { return await gate.release() }
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 group.withLock { $0?.members.append(continuation) }
                 Task { await gate.release() }
@@ -179,16 +180,6 @@ public final class Store: Sendable {
             await gate.release()
             throw error
         }
-        await gate.release()
-    }
-
-    /// Ends the turn of a holder whose work did not join the group.
-    private func finishTurn() async {
-        if await gate.hasWaiters {
-            await gate.release()
-            return
-        }
-        try? await commitGroup()
         await gate.release()
     }
 
