@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
         .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
         .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/postgres-kit.git", from: "2.17.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
@@ -55,6 +57,8 @@ let package = Package(
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -131,7 +135,12 @@ let package = Package(
         ),
         .target(name: "CBenchPTY", path: "Benchmarks/CBenchPTY"),
         // Tests that run a binary start it with posix_spawn (see ChildProcess).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // …and every test server keeps its data in TestDatabase (SQLite, or PostgreSQL when the run says).
+        .target(
+            name: "TestSupport",
+            dependencies: [.product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport"
+        ),
         .testTarget(name: "RetentionDomainTests", dependencies: ["RetentionDomain"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ArchitectureTests"),
         .testTarget(name: "TerminalKitTests", dependencies: ["TerminalKit", "SaveDeskThemes"]),
@@ -148,7 +157,7 @@ let package = Package(
         .testTarget(
             name: "SaveDeskClientTests",
             dependencies: [
-                "SaveDeskClient", "SaveDeskServer", "RetentionDomain", .product(name: "Logging", package: "swift-log"),
+                "SaveDeskClient", "SaveDeskServer", "RetentionDomain", "TestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
@@ -156,7 +165,7 @@ let package = Package(
         .testTarget(
             name: "SaveDeskViewModelsTests",
             dependencies: [
-                "SaveDeskViewModels", "SaveDeskClient", "SaveDeskServer", "RetentionDomain",
+                "SaveDeskViewModels", "SaveDeskClient", "SaveDeskServer", "RetentionDomain", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLKit", package: "sql-kit"),
             ]

@@ -20,6 +20,8 @@ struct APIMiddleware: ServerMiddleware {
     let logger: Logger
     /// The fingerprint stored for (Idempotency-Key, operation, principal) within its lifetime.
     let storedFingerprint: @Sendable (_ key: String, _ operation: String, _ principal: String) async throws -> String?
+    /// Runs once a request is authorized, before its operation (the shared test clock).
+    var prepare: @Sendable (RequestScope) async throws -> Void = { _ in }
 
     static let keyHeader = HTTPField.Name("X-ZeroSettle-Key")!
     static let requestIdHeader = HTTPField.Name("X-Request-Id")!
@@ -64,6 +66,7 @@ struct APIMiddleware: ServerMiddleware {
                     )
                 }
             }
+            try await prepare(scope)
             let forwarded = data.map { HTTPBody($0) }
             var (response, responseBody) = try await RequestScope.$current.withValue(scope) {
                 try await next(request, forwarded, metadata)

@@ -35,7 +35,7 @@ extension AppStoreService {
         var scope = RequestScope.current ?? RequestScope(actor: "app_store", principal: "app_store", requestId: "app_store", livemode: false)
         scope.livemode = verified.livemode
         return try await RequestScope.$current.withValue(scope) {
-            try await subscriptions.store.transaction { db in try await apply(verified, db) }
+            try await subscriptions.store.transaction(key: "notification:" + verified.notification.notificationUUID) { db in try await apply(verified, db) }
         }
     }
 

@@ -63,7 +63,7 @@ extension SubscriptionService {
     /// The customer's entitlements (web and App Store), after settling due billing.
     func entitlements(userId: String) async throws -> [Entitlement] {
         let now = self.now()
-        return try await store.transaction { db in
+        return try await store.transaction(key: "customer:" + userId) { db in
             _ = try await customer(db, id: userId)
             try await settle(db, customerId: userId, now: now.unixSeconds)
             return try await db.subscriptions(customerId: userId).map {

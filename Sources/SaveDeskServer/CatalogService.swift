@@ -36,7 +36,9 @@ final class CatalogService: Sendable {
         case nil:
             if let userId, !userId.isEmpty, let campaign = config.campaign {
                 let now = subscriptions.now()
-                let facts = try await subscriptions.store.transaction { db in try await self.switchAndSave.facts(db, userId: userId, now: now) }
+                let facts = try await subscriptions.store.transaction(key: "customer:" + userId) { db in
+                    try await self.switchAndSave.facts(db, userId: userId, now: now)
+                }
                 offer = facts.decision.state == .eligible
                     ? tip(campaign, appStoreProductId: facts.appStore?.productId, freeTrialDays: facts.decision.offerData?.freeTrialDays,
                           asIfQualified: false)

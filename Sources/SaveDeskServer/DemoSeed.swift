@@ -127,7 +127,7 @@ public enum DemoSeed {
     }
 
     private static func insert(_ customers: [Customer], into store: Store) async throws -> Int {
-        try await store.transaction { db in
+        try await store.transaction(key: "seed") { db in
             let existing = try await db.select().column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("customers")
                 .first()?.decode(column: "n", as: Int.self) ?? 0
             guard existing == 0 else { return 0 }

@@ -25,11 +25,22 @@ final class DeskService: Sendable {
         let window: SQLQueryString = " ORDER BY name, id LIMIT \(bind: perPage) OFFSET \(bind: (page - 1) * perPage)"
         var pageQuery: SQLQueryString
         if text.isEmpty {
-            pageQuery = "SELECT *, (SELECT n FROM customer_counts WHERE livemode = \(bind: livemode)) AS total FROM customers"
-            pageQuery += " WHERE livemode = \(bind: livemode)"
+            let total: SQLQueryString = store.kind == .sqlite
+                ? "SELECT n FROM customer_counts WHERE livemode = \(bind: livemode)"
+                : "SELECT count(*) FROM customers WHERE livemode = \(bind: livemode)"
+            pageQuery = "SELECT *, ("
+            pageQuery += total
+            pageQuery += ") AS total FROM customers WHERE livemode = \(bind: livemode)"
         } else {
             var matched: SQLQueryString = "SELECT * FROM customers WHERE livemode = \(bind: livemode) AND id = \(bind: text) UNION "
-            if text.count >= 3 {
+            if store.kind == .postgres {
+                // Trigram indexes serve the substring, pattern indexes the prefix.
+                let escaped = text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+                    .replacingOccurrences(of: "_", with: "\\_")
+                let pattern = (text.count >= 3 ? "%" : "") + escaped + "%"
+                matched += "SELECT * FROM customers WHERE livemode = \(bind: livemode)"
+                matched += " AND (lower(email) LIKE \(bind: pattern) ESCAPE '\\' OR lower(name) LIKE \(bind: pattern) ESCAPE '\\')"
+            } else if text.count >= 3 {
                 let phrase = "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
                 matched += "SELECT customers.* FROM customer_search JOIN customers ON customers.rowid = customer_search.rowid"
                 matched += " WHERE customer_search MATCH \(bind: phrase) AND customers.livemode = \(bind: livemode)"
@@ -75,7 +86,7 @@ final class DeskService: Sendable {
     func detail(customerId: String) async throws -> Schemas.CustomerDetail {
         let now = subscriptions.now()
         let policy = config.billing.lifecyclePolicy
-        return try await store.transaction { db in
+        return try await store.transaction(key: "customer:" + customerId) { db in
             let customer = try await subscriptions.customer(db, id: customerId)
             try await subscriptions.settle(db, customerId: customerId, now: now.unixSeconds)
             var subs: [Schemas.Subscription] = []

@@ -10,7 +10,7 @@ enum OfferCodePool: String, Sendable {
     /// Adds the config's codes that the store does not have yet.
     func sync(_ store: Store, codes: [String]) async throws {
         guard !codes.isEmpty else { return }
-        try await store.transaction { db in
+        try await store.transaction(key: "offer-codes") { db in
             for code in codes {
                 try await db.insert(into: "win_back_codes").columns("code", "pool").values(SQLBind(code), SQLBind(rawValue))
                     .ignoringConflicts(with: "code").run()

@@ -38,7 +38,8 @@ struct PurgeService: Service {
     /// ahead of it, so nothing is removed before it expired in either mode).
     func purge() async throws {
         let now = subscriptions.clock.now().unixSeconds
-        try await subscriptions.store.transaction { db in
+        // One instance at a time.
+        try await subscriptions.store.transaction(key: "purge") { db in
             try await db.delete(from: "idempotency_records")
                 .where("created_at", .lessThanOrEqual, now - SubscriptionService.idempotencyLifetime).run()
             try await db.delete(from: "portal_sessions").where("expires_at", .lessThanOrEqual, now).run()

@@ -7,7 +7,7 @@ import SaveDeskAPI
 import ServiceLifecycle
 
 /// The SaveDesk backend: the IAP and Desk APIs (generated from openapi.yaml) and the customer
-/// portal, on Hummingbird, over one SQLite store.
+/// portal, on Hummingbird, over one store (a SQLite file, or PostgreSQL for several instances).
 public enum SaveDeskBackend {
     /// How a server runs, beyond its config.
     public struct Options: Sendable {
@@ -19,15 +19,20 @@ public enum SaveDeskBackend {
         public var readTimeout: Duration?
         /// How commits reach the disk (`full` unless a benchmark compares).
         public var durability: Store.Durability
+        /// Where the server keeps its files (the local StoreKit CA). By default the SQLite file's
+        /// folder; on PostgreSQL, `savedesk-data` in the working directory. Instances on one
+        /// database that verify each other's test App Store data share it.
+        public var dataDirectory: String?
 
         public init(
             testClock: Bool = false, purgeInterval: Duration = .seconds(600), readTimeout: Duration? = nil,
-            durability: Store.Durability = .full
+            durability: Store.Durability = .full, dataDirectory: String? = nil
         ) {
             self.testClock = testClock
             self.purgeInterval = purgeInterval
             self.readTimeout = readTimeout
             self.durability = durability
+            self.dataDirectory = dataDirectory
         }
     }
 
@@ -121,7 +126,7 @@ public enum SaveDeskBackend {
         )
         try await subscriptions.loadTestClock()
         let portal = PortalService(subscriptions: subscriptions)
-        let dataDirectory = URL(fileURLWithPath: store.path).deletingLastPathComponent()
+        let dataDirectory = options.dataDirectory.map { URL(fileURLWithPath: $0) } ?? store.defaultDataDirectory
         let appStore = try AppStoreService(subscriptions: subscriptions, dataDirectory: dataDirectory)
         let handlers = try APIHandlers(
             service: subscriptions, desk: DeskService(subscriptions: subscriptions), portal: portal, appStore: appStore
@@ -133,6 +138,9 @@ public enum SaveDeskBackend {
             on: router, serverURL: URL(string: "/")!,
             middlewares: [APIMiddleware(keys: KeyRing(config.apiKeys), spec: spec, logger: logger) { key, operation, principal in
                 try await subscriptions.storedFingerprint(key: key, operation: operation, principal: principal)
+            } prepare: { scope in
+                // Another instance may have moved test time: read the offset it committed.
+                if store.isShared, options.testClock, !scope.livemode { try await subscriptions.loadTestClock() }
             }, ConstantResponses(operations: ["getCancelFlowConfig"])]
         )
         let checkout = handlers.checkout

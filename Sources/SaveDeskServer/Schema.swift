@@ -1,12 +1,19 @@
-/// Versioned migrations of the store, applied in order at start. Plain SQL that runs on SQLite
-/// and PostgreSQL alike: TEXT keys, BIGINT Unix seconds, INTEGER flags.
+/// Versioned migrations of the store, applied in order at start. The same tables on SQLite and
+/// PostgreSQL: TEXT keys, BIGINT Unix seconds, JSON as TEXT; flags are INTEGER 0/1 on SQLite and
+/// BOOLEAN on PostgreSQL (the services bind and read Swift `Bool`s, which each engine maps).
+/// Where the engines differ beyond that (search indexes), a migration has one text per engine.
 enum Schema {
-    static let migrations: [(version: Int, statements: [String])] = [
+    static func migrations(for kind: Store.Kind) -> [(version: Int, statements: [String])] {
+        let flag = kind == .sqlite ? "INTEGER" : "BOOLEAN", no = kind == .sqlite ? "0" : "FALSE"
+        return shared(flag: flag, no: no) + [(5, kind == .sqlite ? sqliteSearch : postgresSearch)]
+    }
+
+    private static func shared(flag: String, no: String) -> [(version: Int, statements: [String])] { [
         (1, [
             """
             CREATE TABLE customers (
                 id TEXT PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL, country TEXT,
-                created_at BIGINT NOT NULL, card_failing INTEGER NOT NULL DEFAULT 0)
+                created_at BIGINT NOT NULL, card_failing \(flag) NOT NULL DEFAULT \(no))
             """,
             "CREATE INDEX customers_email ON customers (email)",
             "CREATE INDEX customers_name ON customers (name)",
@@ -14,7 +21,7 @@ enum Schema {
             CREATE TABLE subscriptions (
                 id TEXT PRIMARY KEY, customer_id TEXT NOT NULL REFERENCES customers (id),
                 product_id TEXT NOT NULL, source TEXT NOT NULL, status TEXT NOT NULL,
-                will_renew INTEGER NOT NULL, is_trial INTEGER NOT NULL DEFAULT 0, trial_type TEXT,
+                will_renew \(flag) NOT NULL, is_trial \(flag) NOT NULL DEFAULT \(no), trial_type TEXT,
                 started_at BIGINT NOT NULL, current_period_end BIGINT, trial_ends_at BIGINT,
                 cancelled_at BIGINT, access_until BIGINT, cancel_reason TEXT,
                 paused_at BIGINT, pause_resumes_at BIGINT, grace_period_ends_at BIGINT,
@@ -39,8 +46,8 @@ enum Schema {
             """
             CREATE TABLE cancel_flow_responses (
                 id TEXT PRIMARY KEY, customer_id TEXT NOT NULL REFERENCES customers (id),
-                product_id TEXT NOT NULL, outcome TEXT NOT NULL, offer_shown INTEGER NOT NULL,
-                offer_accepted INTEGER NOT NULL, pause_shown INTEGER NOT NULL, pause_accepted INTEGER NOT NULL,
+                product_id TEXT NOT NULL, outcome TEXT NOT NULL, offer_shown \(flag) NOT NULL,
+                offer_accepted \(flag) NOT NULL, pause_shown \(flag) NOT NULL, pause_accepted \(flag) NOT NULL,
                 pause_duration_days INTEGER, last_step_seen INTEGER NOT NULL, answers TEXT NOT NULL,
                 variant_id TEXT, actor TEXT NOT NULL, created_at BIGINT NOT NULL)
             """,
@@ -55,7 +62,7 @@ enum Schema {
             """
             CREATE TABLE cancel_flow_answers (
                 response_id TEXT NOT NULL REFERENCES cancel_flow_responses (id), question_id INTEGER NOT NULL,
-                option_id INTEGER, free_text TEXT, has_text INTEGER NOT NULL, actor TEXT NOT NULL, created_at BIGINT NOT NULL)
+                option_id INTEGER, free_text TEXT, has_text \(flag) NOT NULL, actor TEXT NOT NULL, created_at BIGINT NOT NULL)
             """,
             "CREATE INDEX cancel_flow_answers_question ON cancel_flow_answers (question_id, created_at)",
             "CREATE INDEX cancel_flow_answers_counts ON cancel_flow_answers (question_id, option_id, has_text, actor, created_at)",
@@ -118,17 +125,17 @@ enum Schema {
         // Test and live data never mix; App Store state moves only on newer signed data; data with a
         // lifetime (idempotency records, portal sessions, abandoned checkouts) can be purged.
         (2, [
-            "ALTER TABLE customers ADD COLUMN livemode INTEGER NOT NULL DEFAULT 0",
-            "ALTER TABLE subscriptions ADD COLUMN livemode INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE customers ADD COLUMN livemode \(flag) NOT NULL DEFAULT \(no)",
+            "ALTER TABLE subscriptions ADD COLUMN livemode \(flag) NOT NULL DEFAULT \(no)",
             // Milliseconds: the signedDate of the newest signed transaction or notification applied,
             // and of the newest signed renewal info.
             "ALTER TABLE subscriptions ADD COLUMN appstore_signed_at BIGINT",
             "ALTER TABLE subscriptions ADD COLUMN appstore_renewal_signed_at BIGINT",
-            "ALTER TABLE checkout_transactions ADD COLUMN livemode INTEGER NOT NULL DEFAULT 0",
-            "ALTER TABLE cancel_flow_responses ADD COLUMN livemode INTEGER NOT NULL DEFAULT 0",
-            "ALTER TABLE cancel_flow_answers ADD COLUMN livemode INTEGER NOT NULL DEFAULT 0",
-            "ALTER TABLE offer_impressions ADD COLUMN livemode INTEGER NOT NULL DEFAULT 0",
-            "ALTER TABLE migration_conversions ADD COLUMN livemode INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE checkout_transactions ADD COLUMN livemode \(flag) NOT NULL DEFAULT \(no)",
+            "ALTER TABLE cancel_flow_responses ADD COLUMN livemode \(flag) NOT NULL DEFAULT \(no)",
+            "ALTER TABLE cancel_flow_answers ADD COLUMN livemode \(flag) NOT NULL DEFAULT \(no)",
+            "ALTER TABLE offer_impressions ADD COLUMN livemode \(flag) NOT NULL DEFAULT \(no)",
+            "ALTER TABLE migration_conversions ADD COLUMN livemode \(flag) NOT NULL DEFAULT \(no)",
             "ALTER TABLE portal_sessions ADD COLUMN used_at BIGINT",
             "CREATE TABLE test_clock (id INTEGER PRIMARY KEY, offset_seconds BIGINT NOT NULL)",
             "CREATE INDEX customers_mode_name ON customers (livemode, name, id)",
@@ -151,7 +158,7 @@ enum Schema {
             """
             CREATE TABLE funnel_events (
                 id TEXT PRIMARY KEY, event_type TEXT NOT NULL, user_id TEXT NOT NULL, product_id TEXT NOT NULL,
-                screen_name TEXT, metadata TEXT, livemode INTEGER NOT NULL, created_at BIGINT NOT NULL)
+                screen_name TEXT, metadata TEXT, livemode \(flag) NOT NULL, created_at BIGINT NOT NULL)
             """,
             "CREATE INDEX funnel_events_created ON funnel_events (livemode, created_at)",
         ]),
@@ -162,7 +169,7 @@ enum Schema {
             CREATE TABLE appstore_cancellations (
                 id TEXT PRIMARY KEY, customer_id TEXT NOT NULL REFERENCES customers (id),
                 subscription_id TEXT NOT NULL REFERENCES subscriptions (id), product_id TEXT NOT NULL,
-                read_out_at BIGINT NOT NULL, read_out_by TEXT NOT NULL, confirmed_at BIGINT, livemode INTEGER NOT NULL)
+                read_out_at BIGINT NOT NULL, read_out_by TEXT NOT NULL, confirmed_at BIGINT, livemode \(flag) NOT NULL)
             """,
             "CREATE INDEX appstore_cancellations_subscription ON appstore_cancellations (subscription_id, confirmed_at)",
             "CREATE INDEX appstore_cancellations_read ON appstore_cancellations (livemode, read_out_at)",
@@ -170,36 +177,48 @@ enum Schema {
             "ALTER TABLE win_back_codes ADD COLUMN pool TEXT NOT NULL DEFAULT 'win_back'",
             "CREATE INDEX win_back_codes_pool ON win_back_codes (pool, customer_id, code)",
         ]),
-        // Customer search: a trigram index over email and name (a substring search reads the
-        // index, not the table) and lowercase indexes for prefixes, a count of customers per
-        // mode, and an index for the name-ordered listing per mode; triggers keep them in step.
-        (5, [
-            "CREATE VIRTUAL TABLE customer_search USING fts5(email, name, content = 'customers', tokenize = 'trigram')",
-            "INSERT INTO customer_search (customer_search) VALUES ('rebuild')",
-            """
-            CREATE TRIGGER customers_search_insert AFTER INSERT ON customers BEGIN
-                INSERT INTO customer_search (rowid, email, name) VALUES (new.rowid, new.email, new.name);
-                INSERT INTO customer_counts (livemode, n) VALUES (new.livemode, 1)
-                    ON CONFLICT (livemode) DO UPDATE SET n = n + 1;
-            END
-            """,
-            """
-            CREATE TRIGGER customers_search_update AFTER UPDATE OF email, name ON customers BEGIN
-                INSERT INTO customer_search (customer_search, rowid, email, name) VALUES ('delete', old.rowid, old.email, old.name);
-                INSERT INTO customer_search (rowid, email, name) VALUES (new.rowid, new.email, new.name);
-            END
-            """,
-            """
-            CREATE TRIGGER customers_search_delete AFTER DELETE ON customers BEGIN
-                INSERT INTO customer_search (customer_search, rowid, email, name) VALUES ('delete', old.rowid, old.email, old.name);
-                UPDATE customer_counts SET n = n - 1 WHERE livemode = old.livemode;
-            END
-            """,
-            "CREATE TABLE customer_counts (livemode INTEGER PRIMARY KEY, n BIGINT NOT NULL)",
-            "INSERT INTO customer_counts (livemode, n) SELECT livemode, count(*) FROM customers GROUP BY livemode",
-            "CREATE INDEX customers_listing ON customers (livemode, name, id)",
-            "CREATE INDEX customers_name_lower ON customers (livemode, lower(name))",
-            "CREATE INDEX customers_email_lower ON customers (livemode, lower(email))",
-        ]),
+    ] }
+
+    // Customer search: a trigram index over email and name (a substring search reads the
+    // index, not the table) and lowercase indexes for prefixes, a count of customers per
+    // mode, and an index for the name-ordered listing per mode; triggers keep them in step.
+    private static let sqliteSearch: [String] = [
+        "CREATE VIRTUAL TABLE customer_search USING fts5(email, name, content = 'customers', tokenize = 'trigram')",
+        "INSERT INTO customer_search (customer_search) VALUES ('rebuild')",
+        """
+        CREATE TRIGGER customers_search_insert AFTER INSERT ON customers BEGIN
+            INSERT INTO customer_search (rowid, email, name) VALUES (new.rowid, new.email, new.name);
+            INSERT INTO customer_counts (livemode, n) VALUES (new.livemode, 1)
+                ON CONFLICT (livemode) DO UPDATE SET n = n + 1;
+        END
+        """,
+        """
+        CREATE TRIGGER customers_search_update AFTER UPDATE OF email, name ON customers BEGIN
+            INSERT INTO customer_search (customer_search, rowid, email, name) VALUES ('delete', old.rowid, old.email, old.name);
+            INSERT INTO customer_search (rowid, email, name) VALUES (new.rowid, new.email, new.name);
+        END
+        """,
+        """
+        CREATE TRIGGER customers_search_delete AFTER DELETE ON customers BEGIN
+            INSERT INTO customer_search (customer_search, rowid, email, name) VALUES ('delete', old.rowid, old.email, old.name);
+            UPDATE customer_counts SET n = n - 1 WHERE livemode = old.livemode;
+        END
+        """,
+        "CREATE TABLE customer_counts (livemode INTEGER PRIMARY KEY, n BIGINT NOT NULL)",
+        "INSERT INTO customer_counts (livemode, n) SELECT livemode, count(*) FROM customers GROUP BY livemode",
+        "CREATE INDEX customers_listing ON customers (livemode, name, id)",
+        "CREATE INDEX customers_name_lower ON customers (livemode, lower(name))",
+        "CREATE INDEX customers_email_lower ON customers (livemode, lower(email))",
+    ]
+
+    // On PostgreSQL: trigram indexes (pg_trgm) over the lowercased email and name serve a
+    // substring LIKE, pattern indexes serve a prefix, and the count per mode is counted.
+    private static let postgresSearch: [String] = [
+        "CREATE EXTENSION IF NOT EXISTS pg_trgm",
+        "CREATE INDEX customers_email_trigram ON customers USING gin (lower(email) gin_trgm_ops)",
+        "CREATE INDEX customers_name_trigram ON customers USING gin (lower(name) gin_trgm_ops)",
+        "CREATE INDEX customers_listing ON customers (livemode, name, id)",
+        "CREATE INDEX customers_name_lower ON customers (livemode, lower(name) text_pattern_ops)",
+        "CREATE INDEX customers_email_lower ON customers (livemode, lower(email) text_pattern_ops)",
     ]
 }

@@ -1,215 +1,105 @@
 import Foundation
 import Logging
-import NIOCore
 import SQLKit
-import SQLiteKit
-import Synchronization
 
-/// The durable store: one SQLite database (WAL, foreign keys on, `synchronous=FULL` so an
-/// acknowledged change survives power loss), written through SQLKit.
-///
-/// One writer connection and a pool of read-only connections. `read` borrows a reader, so reads
-/// run side by side and never wait for a write. `transaction` runs its body on the writer, alone,
-/// inside a savepoint of a group transaction: while other transactions wait their turn, the
-/// group stays open and the last of them commits for all (group commit), so one fsync
-/// acknowledges several requests. A body that fails rolls back to its savepoint and leaves the
-/// others intact; nobody's `transaction` returns before the COMMIT that holds its work, so a
-/// change, its audit row and its idempotency record are durable together or not at all.
+/// The durable store, on one of two engines: an embedded SQLite file (one server process; the
+/// default) or a PostgreSQL database that several server instances share. Services see the
+/// same three doors on both: `read`, `transaction` (a change, its audit row and its idempotency
+/// record are committed together or not at all) and `exclusive` (schema work; tests).
 public final class Store: Sendable {
-    private let writer: SQLiteConnection
-    private let gate = SerialGate()
-    private let readers: ReaderPool
-    /// The writer's open group transaction: the members waiting for its COMMIT. Touched only by
-    /// the gate's holder.
-    private let group = Mutex<Group?>(nil)
-    let logger: Logger
-    /// The database file; its folder is the server's data directory.
-    let path: String
-
-    /// Savepoints one COMMIT may hold before it is written regardless of who waits.
-    static let groupLimit = 64
-    /// Read-only connections.
-    static let readerCount = 4
-    /// Each connection's page cache (KiB) and memory-mapped window (bytes): reads come from
-    /// memory rather than a read(2) per page.
-    static let cacheKiB = 16_384, mmapBytes = 256 << 20
-
-    private struct Group {
-        var members: [CheckedContinuation<Void, any Error>] = []
-        var savepoints = 0
-    }
-
-    private init(writer: SQLiteConnection, readers: [SQLiteConnection], path: String, logger: Logger) {
-        self.writer = writer
-        self.readers = ReaderPool(readers)
-        self.path = path
-        self.logger = logger
-    }
-
-    private var sql: any SQLDatabase { writer.sql(queryLogLevel: nil) }
+    /// Which engine a store runs on.
+    public enum Kind: String, Sendable { case sqlite, postgres }
 
     /// How SQLite flushes a commit. `full` syncs the WAL on every commit (survives power loss);
     /// `normal` only at checkpoints (survives a crash of the process, not of the machine). Only
-    /// `make bench` uses `normal`, to show what `full` costs.
+    /// `make bench` uses `normal`, to show what `full` costs. PostgreSQL keeps its own settings.
     public enum Durability: String, Sendable {
         case full = "FULL", normal = "NORMAL"
     }
 
-    /// Opens (creating if needed) the database at `path` and applies pending migrations.
-    public static func open(path: String, durability: Durability = .full, logger: Logger) async throws -> Store {
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        func connect() async throws -> SQLiteConnection {
-            let connection: SQLiteConnection
-            do {
-                connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
-            } catch {
-                throw SaveDeskError(status: 500, code: "database_unavailable", "cannot open the database at \(path): \(error)")
-            }
-            let db = connection.sql(queryLogLevel: nil)
-            try await db.raw("PRAGMA busy_timeout=5000").run()
-            try await db.raw(SQLQueryString("PRAGMA cache_size=-\(unsafeRaw: String(cacheKiB))")).run()
-            _ = try await db.raw(SQLQueryString("PRAGMA mmap_size=\(unsafeRaw: String(mmapBytes))")).all()
-            return connection
+    private let engine: any StoreEngine
+    let logger: Logger
+    let location: StoreLocation
+
+    var kind: Store.Kind { engine.kind }
+    /// Whether other server instances may write the same data (PostgreSQL): what one instance
+    /// keeps in memory (the test clock's offset) is read again before it is used.
+    var isShared: Bool { kind == .postgres }
+
+    /// Where the server keeps its files unless told: the SQLite file's folder, or
+    /// `savedesk-data` in the working directory.
+    var defaultDataDirectory: URL {
+        switch location {
+        case .sqlite(let path): URL(fileURLWithPath: path).deletingLastPathComponent()
+        case .postgres: URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("savedesk-data")
         }
-        let writer = try await connect()
-        let db = writer.sql(queryLogLevel: nil)
-        _ = try await db.raw("PRAGMA journal_mode=WAL").all()
-        try await db.raw("PRAGMA foreign_keys=ON").run()
-        try await db.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: durability.rawValue)")).run()
-        var readers: [SQLiteConnection] = []
-        for _ in 0..<readerCount {
-            let reader = try await connect()
-            try await reader.sql(queryLogLevel: nil).raw("PRAGMA query_only=ON").run()
-            readers.append(reader)
+    }
+
+    private init(engine: any StoreEngine, location: StoreLocation, logger: Logger) {
+        self.engine = engine
+        self.location = location
+        self.logger = logger
+    }
+
+    /// Opens the store `location` names (a SQLite file, created if needed, or a `postgres://`
+    /// URL) and applies pending migrations.
+    public static func open(path location: String, durability: Durability = .full, logger: Logger) async throws -> Store {
+        let location = try StoreLocation(location)
+        let engine: any StoreEngine
+        switch location {
+        case .sqlite(let path): engine = try await SQLiteEngine.open(path: path, durability: durability, logger: logger)
+        case .postgres(let configuration): engine = try await PostgresEngine.open(configuration, logger: logger)
         }
-        let store = Store(writer: writer, readers: readers, path: path, logger: logger)
-        try await store.migrate()
+        let store = Store(engine: engine, location: location, logger: logger)
+        do {
+            try await store.migrate()
+        } catch {
+            await engine.close()
+            throw error
+        }
         return store
     }
 
-    public func close() async {
-        await gate.acquire()
-        try? await commitGroup()
-        await readers.close()
-        try? await writer.close()
-        await gate.release()
-    }
+    public func close() async { await engine.close() }
 
-    /// The journal mode in force ("wal").
+    func read<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await engine.read(body) }
+    /// See `StoreEngine.transaction`: `key` names what the transaction changes (a customer), so
+    /// changes to the same thing queue rather than race.
+    func transaction<T>(key: String? = nil, _ body: (any SQLDatabase) async throws -> T) async throws -> T {
+        try await engine.transaction(key: key, body)
+    }
+    func exclusive<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await engine.exclusive(body) }
+
+    /// The journal mode in force ("wal" on SQLite).
     public func journalMode() async throws -> String {
-        try await read { db in
+        guard kind == .sqlite else { return "" }
+        return try await read { db in
             try await db.raw("PRAGMA journal_mode").first()?.decode(column: "journal_mode", as: String.self) ?? ""
         }
     }
 
-    /// Runs `body` on a read-only connection of its own (reads; a write there fails).
-    func read<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
-        let reader = await readers.borrow()
-        do {
-            let result = try await body(reader.sql(queryLogLevel: nil))
-            await readers.giveBack(reader)
-            return result
-        } catch {
-            await readers.giveBack(reader)
-            throw error
-        }
-    }
-
-    /// Runs `body` alone on the writer, outside any transaction (schema work; tests).
-    func exclusive<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
-        await gate.acquire()
-        do {
-            try await commitGroup()
-            let result = try await body(sql)
-            await gate.release()
-            return result
-        } catch {
-            await gate.release()
-            throw error
-        }
-    }
-
-    /// Runs `body` alone in one transaction, committed (perhaps with others' transactions) before
-    /// this returns.
-    func transaction<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
-        await gate.acquire()
-        let db = sql
-        let value: T
-        do {
-            if group.withLock({ $0 == nil }) {
-                try await db.raw("BEGIN IMMEDIATE").run()
-                group.withLock { $0 = Group() }
-            }
-            try await db.raw("SAVEPOINT member").run()
-            do {
-                value = try await body(db)
-                try await db.raw("RELEASE member").run()
-            } catch {
-                try await db.raw("ROLLBACK TO member").run()
-                try await db.raw("RELEASE member").run()
-                throw error
-            }
-        } catch {
-            // A failed body (or a broken connection): nothing of this body stays. The group it
-            // joined is still committed by someone, so the others are not left waiting.
-            try? await endTurn(joined: false)
-            throw error
-        }
-        group.withLock { $0?.savepoints += 1 }
-        try await endTurn(joined: true)
-        return value
-    }
-
-    /// Ends the gate holder's turn: hands the gate on while others wait and the group has room
-    /// (the last of them commits), else commits now. A holder whose work `joined` the group
-    /// returns once the group's COMMIT is written, or throws its error.
-    private func endTurn(joined: Bool) async throws {
-        let full = group.withLock { ($0?.savepoints ?? 0) >= Self.groupLimit }
-        if !full, await gate.hasWaiters {
-            guard joined else { return await gate.release() }
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                group.withLock { $0?.members.append(continuation) }
-                Task { await gate.release() }
-            }
-            return
-        }
-        do {
-            try await commitGroup()
-        } catch {
-            await gate.release()
-            throw error
-        }
-        await gate.release()
-    }
-
-    /// Commits the open group, if any, and tells its members. Called by the gate's holder.
-    private func commitGroup() async throws {
-        guard let open = group.withLock({ state -> Group? in defer { state = nil }; return state }) else { return }
-        do {
-            try await sql.raw("COMMIT").run()
-        } catch {
-            try? await sql.raw("ROLLBACK").run()
-            for member in open.members { member.resume(throwing: error) }
-            throw error
-        }
-        for member in open.members { member.resume() }
-    }
-
+    /// Applies the migrations not yet applied, each in its own transaction. Instances starting
+    /// together on one PostgreSQL database take turns (a transaction-scoped advisory lock), so
+    /// each migration runs once.
     private func migrate() async throws {
-        try await exclusive { db in
+        try await transaction { db in
+            if kind == .postgres { try await db.raw("SELECT pg_advisory_xact_lock(\(bind: Self.migrationLock))").run() }
             try await db.raw("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)").run()
         }
-        let applied = try await exclusive { db in
-            Set(try await db.raw("SELECT version FROM schema_migrations").all().map { try $0.decode(column: "version", as: Int.self) })
-        }
-        for migration in Schema.migrations where !applied.contains(migration.version) {
-            try await transaction { db in
+        for migration in Schema.migrations(for: kind) {
+            let applied = try await transaction { db -> Bool in
+                if kind == .postgres { try await db.raw("SELECT pg_advisory_xact_lock(\(bind: Self.migrationLock))").run() }
+                let done = try await db.select().column("version").from("schema_migrations").where("version", .equal, migration.version).first()
+                guard done == nil else { return false }
                 for statement in migration.statements { try await db.raw(SQLQueryString(statement)).run() }
                 let now = Int64(Date().timeIntervalSince1970)
                 try await db.raw("INSERT INTO schema_migrations (version, applied_at) VALUES (\(bind: migration.version), \(bind: now))").run()
+                return true
             }
-            logger.info("applied migration", metadata: ["version": "\(migration.version)"])
+            if applied { logger.info("applied migration", metadata: ["version": "\(migration.version)"]) }
         }
     }
+
+    /// The advisory lock instances take to migrate one at a time.
+    static let migrationLock: Int64 = 0x5341_5645_4445_534B  // "SAVEDESK"
 }

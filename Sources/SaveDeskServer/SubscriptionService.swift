@@ -69,7 +69,7 @@ final class SubscriptionService: Sendable {
     ) async throws -> Output {
         guard let scope = RequestScope.current else { throw SaveDeskError.unauthorized("no API key") }
         let parameters = try Self.json(request)
-        return try await idempotent(operation: operation, request: request, idempotencyKey: idempotencyKey) { db in
+        return try await idempotent(operation: operation, request: request, idempotencyKey: idempotencyKey, key: "customer:" + customerId) { db in
             let now = self.now().unixSeconds
             try await settle(db, customerId: customerId, now: now)
             let result = try await change(db, now)
@@ -86,14 +86,15 @@ final class SubscriptionService: Sendable {
 
     /// Runs `body` in one transaction that honours an Idempotency-Key for operations that are not
     /// one customer's change (the test clock, the simulators): a repeat within the key's lifetime
-    /// answers as the first did and runs nothing; `after` runs once the work is committed.
+    /// answers as the first did and runs nothing. `key` names what it changes (see
+    /// `Store.transaction`); by default, the Idempotency-Key.
     func idempotent<Request: Encodable & Sendable, Output: Codable & Sendable>(
-        operation: String, request: Request, idempotencyKey: String?,
+        operation: String, request: Request, idempotencyKey: String?, key: String? = nil,
         _ body: (any SQLDatabase) async throws -> Output
     ) async throws -> (output: Output, replayed: Bool) {
         guard let scope = RequestScope.current else { throw SaveDeskError.unauthorized("no API key") }
         let fingerprint = try idempotencyKey == nil ? "" : scope.fingerprint ?? Fingerprint.of(request)
-        return try await store.transaction { db in
+        return try await store.transaction(key: key ?? idempotencyKey.map { "idempotency:" + $0 }) { db in
             if let key = idempotencyKey, let stored = try await storedResponse(db, key: key, operation: operation, principal: scope.principal) {
                 guard stored.fingerprint == fingerprint else {
                     throw SaveDeskError.unprocessable("this Idempotency-Key was already used with a different request", code: "idempotency_key_reused")

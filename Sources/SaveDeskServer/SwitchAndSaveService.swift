@@ -46,7 +46,7 @@ final class SwitchAndSaveService: Sendable {
 
     func userOffer(userId: String) async throws -> Schemas.UserOfferResponse {
         let now = subscriptions.now()
-        return try await subscriptions.store.transaction { db in
+        return try await subscriptions.store.transaction(key: "customer:" + userId) { db in
             let facts = try await facts(db, userId: userId, now: now)
             return Schemas.UserOfferResponse(
                 userId: userId, appId: config.checkout.appId, isSandbox: RequestScope.current?.isSandbox ?? false,

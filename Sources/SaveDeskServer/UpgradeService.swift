@@ -79,7 +79,7 @@ final class UpgradeService: Sendable {
 
     func offer(userId: String, productId: String) async throws -> Schemas.UpgradeOffer {
         let now = subscriptions.now().unixSeconds
-        return try await subscriptions.store.transaction { db in
+        return try await subscriptions.store.transaction(key: "customer:" + userId) { db in
             try await subscriptions.settle(db, customerId: userId, now: now)
             switch try await plan(db, userId: userId, productId: productId, now: now) {
             case .failure(let reason):

@@ -10,7 +10,10 @@ struct ServeCommand: AsyncParsableCommand {
     )
 
     @Option(help: "The TOML config file.") var config: String
-    @Option(help: "The SQLite database file (created if missing).") var db: String
+    @Option(help: "The database: a SQLite file (created if missing), or postgres://user[:password]@host[:port]/database for several instances on one database.")
+    var db: String
+    @Option(help: "Where the server keeps its files (the local StoreKit CA). Default: the SQLite file's folder, or ./savedesk-data on PostgreSQL.")
+    var dataDir: String?
     @Option(help: "The address to bind. Loopback unless you mean otherwise.") var host = "127.0.0.1"
     @Option(help: "The port to listen on.") var port = 8080
     @Option(help: "A seed file applied when the database has no customers yet.") var seed: String?
@@ -41,7 +44,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         try await SaveDeskBackend.run(
-            config: serverConfig, databasePath: db, host: host, port: port, options: .init(testClock: testClock), logger: logger
+            config: serverConfig, databasePath: db, host: host, port: port, options: .init(testClock: testClock, dataDirectory: dataDir), logger: logger
         )
     }
 }

@@ -5,6 +5,7 @@ import SaveDeskClient
 @testable import SaveDeskServer
 import SQLKit
 import Testing
+import TestSupport
 
 /// A real server, in-process on an ephemeral port, with the demo config and seed.
 struct LocalServer {
@@ -16,7 +17,7 @@ struct LocalServer {
         let directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-client-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = try ConfigReader.load(file: try #require(DemoSeed.demoConfigPath))
-        let database = directory.appendingPathComponent("savedesk.sqlite").path
+        let database = try await TestDatabase.prepare(in: directory)
         _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: database)
         let running = try await SaveDeskBackend.start(
             config: config, databasePath: database, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
@@ -160,7 +161,7 @@ enum SaveDeskClientTestSupport {
     /// How many cancel-flow responses the server's database holds.
     static func responseCount(_ server: LocalServer) async throws -> Int {
         let store = try await Store.open(
-            path: server.directory.appendingPathComponent("savedesk.sqlite").path, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+            path: TestDatabase.location(in: server.directory), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         )
         let count = try await store.exclusive { db in try await db.raw("SELECT count(*) AS n FROM cancel_flow_responses").first()?.decode(column: "n", as: Int.self) ?? 0 }
         await store.close()

@@ -34,10 +34,10 @@ struct CommandRunner {
             config.apiKeys.append(try #require(APIKey(key: liveKey, operatorName: "Live Ops")))
             config.appStore?.localCA = false
         }
-        let database = directory.appendingPathComponent("savedesk.sqlite").path
+        let database = try await TestDatabase.prepare(in: directory)
         _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: database, now: now)
         let running = try await SaveDeskBackend.start(
-            config: config, databasePath: database, clock: ManualClock(now), options: .init(testClock: !live),
+            config: config, databasePath: database, clock: ManualClock(now), options: .init(testClock: !live, dataDirectory: directory.path),
             logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         )
         return CommandRunner(running: running, directory: directory)
@@ -47,7 +47,7 @@ struct CommandRunner {
 
     /// A customer written straight into the server's database (a name no form would accept).
     func insertCustomer(id: String, name: String) async throws {
-        let store = try await Store.open(path: directory.appendingPathComponent("savedesk.sqlite").path,
+        let store = try await Store.open(path: TestDatabase.location(in: directory),
                                          logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         try await store.transaction { db in
             try await db.insert(CustomerRecord(id: id, name: name, email: "evil@example.com", country: nil,

@@ -73,7 +73,7 @@ struct StoreTests {
         }
         #expect(results.filter { $0 }.count == 48)
         #expect(try await Self.count(store) == 48)
-        let path = store.path
+        let path = try #require({ if case .sqlite(let path) = store.location { path } else { nil } }())
         await store.close()
         let reopened = try await Store.open(path: path, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         #expect(try await Self.count(reopened) == 48)

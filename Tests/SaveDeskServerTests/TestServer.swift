@@ -8,6 +8,7 @@ import OpenAPIRuntime
 import SaveDeskAPI
 import SQLKit
 import Testing
+import TestSupport
 
 @testable import SaveDeskServer
 
@@ -23,7 +24,8 @@ struct TestServer {
     let directory: URL
     let config: ServerConfig
 
-    var databasePath: String { directory.appendingPathComponent("savedesk.sqlite").path }
+    /// The server's database: a SQLite file in `directory`, or its own PostgreSQL database (TestDatabase).
+    var databasePath: String { TestDatabase.location(in: directory) }
     var baseURL: String { running.baseURL }
 
     static func demoConfig() throws -> ServerConfig {
@@ -53,12 +55,14 @@ struct TestServer {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let clock = clock ?? ManualClock(start)
         let config = try config ?? demoConfig()
-        let path = directory.appendingPathComponent("savedesk.sqlite").path
+        let path = try await TestDatabase.prepare(in: directory)
         if seed {
             _ = try await DemoSeed.apply(file: try seedFile ?? #require(DemoSeed.demoSeedPath), config: config, databasePath: path, now: clock.now())
         }
         let running = try await SaveDeskBackend.start(
-            config: config, databasePath: path, clock: clock, options: .init(testClock: testClock, purgeInterval: purgeInterval, readTimeout: readTimeout),
+            config: config, databasePath: path, clock: clock, options: .init(
+                testClock: testClock, purgeInterval: purgeInterval, readTimeout: readTimeout, dataDirectory: directory.path
+            ),
             logger: .init(label: "test") { _ in SwiftLogNoOpLogHandler() }
         )
         return TestServer(running: running, clock: clock, directory: directory, config: config)

@@ -88,7 +88,7 @@ struct CancelFlowSessionTests {
         #expect(await pages.settled().suffix(4) == [.retention(.offer), .retention(.pause), .cancelConfirmation, .finished(.cancelled)], "\(pages.values)")
         #expect(session.submittedResponse?.outcome == .cancelled)
         #expect(try await waitForResponses(demo, app, count: 1))
-        #expect(try await demo.count("subscriptions", where: "customer_id = 'cus_ava' AND will_renew = 0") == 1)
+        #expect(try await demo.count("subscriptions", where: "customer_id = 'cus_ava' AND will_renew = FALSE") == 1)
     }
 
     @Test func anEarlyTriggerJumpsToRetentionAndBackRestoresTheAnswer() async throws {

@@ -4,6 +4,7 @@ import Observation
 import RetentionDomain
 import SQLKit
 import Testing
+import TestSupport
 
 @testable import SaveDeskServer
 @testable import SaveDeskViewModels
@@ -23,7 +24,7 @@ struct Demo {
         let serverDirectory = serverDirectory ?? base.appendingPathComponent("server")
         try FileManager.default.createDirectory(at: serverDirectory, withIntermediateDirectories: true)
         let config = try ConfigReader.load(file: try #require(DemoSeed.demoConfigPath))
-        let database = serverDirectory.appendingPathComponent("savedesk.sqlite").path
+        let database = try await TestDatabase.prepare(in: serverDirectory)
         if seed { _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: database) }
         let running = try await SaveDeskBackend.start(
             config: config, databasePath: database, port: port, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
@@ -57,7 +58,7 @@ struct Demo {
     /// Rows of a table in the server's database.
     func count(_ table: String, where condition: String = "1 = 1") async throws -> Int {
         let store = try await Store.open(
-            path: serverDirectory.appendingPathComponent("savedesk.sqlite").path,
+            path: TestDatabase.location(in: serverDirectory),
             logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         )
         let count = try await store.exclusive { db in

@@ -1,0 +1,181 @@
+import Foundation
+import Logging
+import NIOCore
+import SQLKit
+import SQLiteKit
+import Synchronization
+
+/// The embedded engine: one SQLite database (WAL, foreign keys on, `synchronous=FULL` so an
+/// acknowledged change survives power loss), for one server process.
+///
+/// One writer connection and a pool of read-only connections. `read` borrows a reader, so reads
+/// run side by side and never wait for a write. `transaction` runs its body on the writer, alone,
+/// inside a savepoint of a group transaction: while other transactions wait their turn, the
+/// group stays open and the last of them commits for all (group commit), so one fsync
+/// acknowledges several requests. A body that fails rolls back to its savepoint and leaves the
+/// others intact; nobody's `transaction` returns before the COMMIT that holds its work, so a
+/// change, its audit row and its idempotency record are durable together or not at all.
+final class SQLiteEngine: StoreEngine {
+    private let writer: SQLiteConnection
+    private let gate = SerialGate()
+    private let readers: ReaderPool
+    /// The writer's open group transaction: the members waiting for its COMMIT. Touched only by
+    /// the gate's holder.
+    private let group = Mutex<Group?>(nil)
+    let logger: Logger
+
+    /// Savepoints one COMMIT may hold before it is written regardless of who waits.
+    static let groupLimit = 64
+    /// Read-only connections.
+    static let readerCount = 4
+    /// Each connection's page cache (KiB) and memory-mapped window (bytes): reads come from
+    /// memory rather than a read(2) per page.
+    static let cacheKiB = 16_384, mmapBytes = 256 << 20
+
+    private struct Group {
+        var members: [CheckedContinuation<Void, any Error>] = []
+        var savepoints = 0
+    }
+
+    private init(writer: SQLiteConnection, readers: [SQLiteConnection], logger: Logger) {
+        self.writer = writer
+        self.readers = ReaderPool(readers)
+        self.logger = logger
+    }
+
+    var kind: Store.Kind { .sqlite }
+
+    private var sql: any SQLDatabase { writer.sql(queryLogLevel: nil) }
+
+    /// Opens (creating if needed) the database at `path`.
+    static func open(path: String, durability: Store.Durability, logger: Logger) async throws -> SQLiteEngine {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        func connect() async throws -> SQLiteConnection {
+            let connection: SQLiteConnection
+            do {
+                connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+            } catch {
+                throw SaveDeskError(status: 500, code: "database_unavailable", "cannot open the database at \(path): \(error)")
+            }
+            let db = connection.sql(queryLogLevel: nil)
+            try await db.raw("PRAGMA busy_timeout=5000").run()
+            try await db.raw(SQLQueryString("PRAGMA cache_size=-\(unsafeRaw: String(cacheKiB))")).run()
+            _ = try await db.raw(SQLQueryString("PRAGMA mmap_size=\(unsafeRaw: String(mmapBytes))")).all()
+            return connection
+        }
+        let writer = try await connect()
+        let db = writer.sql(queryLogLevel: nil)
+        _ = try await db.raw("PRAGMA journal_mode=WAL").all()
+        try await db.raw("PRAGMA foreign_keys=ON").run()
+        try await db.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: durability.rawValue)")).run()
+        var readers: [SQLiteConnection] = []
+        for _ in 0..<readerCount {
+            let reader = try await connect()
+            try await reader.sql(queryLogLevel: nil).raw("PRAGMA query_only=ON").run()
+            readers.append(reader)
+        }
+        return SQLiteEngine(writer: writer, readers: readers, logger: logger)
+    }
+
+    func close() async {
+        await gate.acquire()
+        try? await commitGroup()
+        await readers.close()
+        try? await writer.close()
+        await gate.release()
+    }
+
+    /// Runs `body` on a read-only connection of its own (reads; a write there fails).
+    func read<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
+        let reader = await readers.borrow()
+        do {
+            let result = try await body(reader.sql(queryLogLevel: nil))
+            await readers.giveBack(reader)
+            return result
+        } catch {
+            await readers.giveBack(reader)
+            throw error
+        }
+    }
+
+    /// Runs `body` alone on the writer, outside any transaction (schema work; tests).
+    func exclusive<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
+        await gate.acquire()
+        do {
+            try await commitGroup()
+            let result = try await body(sql)
+            await gate.release()
+            return result
+        } catch {
+            await gate.release()
+            throw error
+        }
+    }
+
+    /// Runs `body` alone in one transaction, committed (perhaps with others' transactions) before
+    /// this returns.
+    func transaction<T>(key: String?, _ body: (any SQLDatabase) async throws -> T) async throws -> T {
+        await gate.acquire()
+        let db = sql
+        let value: T
+        do {
+            if group.withLock({ $0 == nil }) {
+                try await db.raw("BEGIN IMMEDIATE").run()
+                group.withLock { $0 = Group() }
+            }
+            try await db.raw("SAVEPOINT member").run()
+            do {
+                value = try await body(db)
+                try await db.raw("RELEASE member").run()
+            } catch {
+                try await db.raw("ROLLBACK TO member").run()
+                try await db.raw("RELEASE member").run()
+                throw error
+            }
+        } catch {
+            // A failed body (or a broken connection): nothing of this body stays. The group it
+            // joined is still committed by someone, so the others are not left waiting.
+            try? await endTurn(joined: false)
+            throw error
+        }
+        group.withLock { $0?.savepoints += 1 }
+        try await endTurn(joined: true)
+        return value
+    }
+
+    /// Ends the gate holder's turn: hands the gate on while others wait and the group has room
+    /// (the last of them commits), else commits now. A holder whose work `joined` the group
+    /// returns once the group's COMMIT is written, or throws its error.
+    private func endTurn(joined: Bool) async throws {
+        let full = group.withLock { ($0?.savepoints ?? 0) >= Self.groupLimit }
+        if !full, await gate.hasWaiters {
+            guard joined else { return await gate.release() }
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                group.withLock { $0?.members.append(continuation) }
+                Task { await gate.release() }
+            }
+            return
+        }
+        do {
+            try await commitGroup()
+        } catch {
+            await gate.release()
+            throw error
+        }
+        await gate.release()
+    }
+
+    /// Commits the open group, if any, and tells its members. Called by the gate's holder.
+    private func commitGroup() async throws {
+        guard let open = group.withLock({ state -> Group? in defer { state = nil }; return state }) else { return }
+        do {
+            try await sql.raw("COMMIT").run()
+        } catch {
+            try? await sql.raw("ROLLBACK").run()
+            for member in open.members { member.resume(throwing: error) }
+            throw error
+        }
+        for member in open.members { member.resume() }
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The database a test's server keeps its data in: a SQLite file in the test's folder, or, when
+/// `SAVEDESK_TEST_POSTGRES` names a PostgreSQL server (`make test` runs the server, client and
+/// command suites a second time that way), a database of its own on that server.
+public enum TestDatabase {
+    /// `postgres://user@host:port` of the run's throwaway cluster, if this run uses one.
+    public static let postgresServer: String? = ProcessInfo.processInfo.environment["SAVEDESK_TEST_POSTGRES"]
+        .flatMap { $0.isEmpty ? nil : $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+
+    public static var isPostgres: Bool { postgresServer != nil }
+
+    /// Where the data of the test in `directory` lives; the same folder names the same database
+    /// (a restart). Does not create it: `prepare` does.
+    public static func location(in directory: URL, file: String = "savedesk.sqlite") -> String {
+        guard let server = postgresServer else { return directory.appendingPathComponent(file).path }
+        return server + "/" + databaseName(for: directory)
+    }
+
+    /// `location(in:)`, with the PostgreSQL database created if it does not exist yet.
+    public static func prepare(in directory: URL, file: String = "savedesk.sqlite") async throws -> String {
+        let location = location(in: directory, file: file)
+        guard let server = postgresServer, let url = URLComponents(string: server), let host = url.host, let user = url.user else {
+            return location
+        }
+        let configuration = PostgresConnection.Configuration(
+            host: host, port: url.port ?? 5432, username: user, password: url.password, database: "postgres", tls: .disable
+        )
+        let logger = Logger(label: "test-database") { _ in SwiftLogNoOpLogHandler() }
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        defer { Task { try? await connection.close() } }
+        do {
+            try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(databaseName(for: directory))\""), logger: logger)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P04" {
+            // It exists: a restart on the same folder.
+        }
+        return location
+    }
+
+    /// A database name for the folder: a hash of its whole path (FNV-1a), so each folder has its own.
+    static func databaseName(for directory: URL) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in directory.standardizedFileURL.path.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        return "t_" + String(hash, radix: 16)
+    }
+}
