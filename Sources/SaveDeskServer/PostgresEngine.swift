@@ -73,23 +73,26 @@ final class PostgresEngine: StoreEngine {
             do {
                 return try await client.withConnection { connection in
                     if let key { try await connection.query("SELECT pg_advisory_lock(hashtextextended(\(key), 0))", logger: logger) }
+                    let outcome: Result<T, any Error>
                     do {
                         try await connection.query("BEGIN ISOLATION LEVEL SERIALIZABLE", logger: logger)
-                        let value: T
-                        do {
-                            value = try await body(connection.sql(queryLogLevel: nil))
-                            try await connection.query("COMMIT", logger: logger)
-                        } catch {
-                            _ = try? await connection.query("ROLLBACK", logger: logger)
-                            throw error
-                        }
-                        if let key { try await connection.query("SELECT pg_advisory_unlock(hashtextextended(\(key), 0))", logger: logger) }
-                        return value
+                        let value = try await body(connection.sql(queryLogLevel: nil))
+                        try await connection.query("COMMIT", logger: logger)
+                        outcome = .success(value)
                     } catch {
-                        // (A broken connection drops its locks with it.)
-                        if let key { _ = try? await connection.query("SELECT pg_advisory_unlock(hashtextextended(\(key), 0))", logger: logger) }
-                        throw error
+                        _ = try? await connection.query("ROLLBACK", logger: logger)
+                        outcome = .failure(error)
                     }
+                    if let key {
+                        do {
+                            try await connection.query("SELECT pg_advisory_unlock(hashtextextended(\(key), 0))", logger: logger)
+                        } catch {
+                            // A lock left on a pooled connection would stall this key for good: close
+                            // the connection, and PostgreSQL drops its locks with it.
+                            try? await connection.close()
+                        }
+                    }
+                    return try outcome.get()
                 }
             } catch where Self.lostRace(error) {
                 guard attempt < Self.attempts else {

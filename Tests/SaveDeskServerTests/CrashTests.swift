@@ -4,6 +4,7 @@ import NIOCore
 import SQLKit
 import Synchronization
 import Testing
+import TestSupport
 
 @testable import SaveDeskServer
 
@@ -60,7 +61,7 @@ struct CrashTests {
         _ = try await ServeProcessTests.waitForExit(server.process)
         let acked = acknowledged.withLock { $0 }
         #expect(acked.count >= 500)
-        let stored = try await TestServer.openStore(directory.appendingPathComponent("db.sqlite").path) { db in
+        let stored = try await TestServer.openStore(TestDatabase.location(in: directory, file: "db.sqlite")) { db in
             try await db.select().column("free_text").column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("cancel_flow_answers")
                 .where("free_text", .like, "ack-%").groupBy("free_text").all()
                 .map { (try $0.decode(column: "free_text", as: String.self), try $0.decode(column: "n", as: Int.self)) }
@@ -95,7 +96,7 @@ struct CrashTests {
         }
         _ = try await ServeProcessTests.waitForExit(server.process)
         let days = answered.withLock { $0 }
-        let (offset, latest) = try await TestServer.openStore(directory.appendingPathComponent("db.sqlite").path) { db in
+        let (offset, latest) = try await TestServer.openStore(TestDatabase.location(in: directory, file: "db.sqlite")) { db in
             let offset = try await db.select().column("offset_seconds").from("test_clock").first()?.decode(column: "offset_seconds", as: Int64.self) ?? 0
             let latest = try await db.select().column(SQLFunction("max", args: SQLColumn("at")), as: "n").from("audit_events")
                 .where("actor", .in, ["billing", "app_store"]).first()?.decode(column: "n", as: Int64?.self) ?? 0

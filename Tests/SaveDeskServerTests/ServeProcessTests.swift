@@ -18,9 +18,10 @@ struct ServeProcessTests {
     static func launch(_ directory: URL, arguments extra: [String] = []) async throws -> Launched {
         let log = directory.appendingPathComponent("serve-\(UUID().uuidString.prefix(6)).log")
         FileManager.default.createFile(atPath: log.path, contents: nil)
+        let database = try await TestDatabase.prepare(in: directory, file: "db.sqlite")
         let process = try ChildProcess.spawn(
             ConfigValidationTests.savedesk.path,
-            ["serve", "--config", try #require(DemoSeed.demoConfigPath), "--db", directory.appendingPathComponent("db.sqlite").path,
+            ["serve", "--config", try #require(DemoSeed.demoConfigPath), "--db", database, "--data-dir", directory.path,
              "--seed", try #require(DemoSeed.demoSeedPath), "--port", "0"] + extra,
             environment: ["SWIFT_BACKTRACE": "interactive=no"], stderr: log.path
         )
