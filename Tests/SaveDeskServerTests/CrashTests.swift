@@ -24,6 +24,21 @@ struct CrashTests {
         return response.status == .ok
     }
 
+    /// A cancel-flow response whose free text is `mark`, to find it again after a crash.
+    static func response(marked mark: String) -> String {
+        #"{"user_id":"cus_ava","product_id":"premium_monthly","outcome":"cancelled","offer_shown":false,"offer_accepted":false,"pause_shown":false,"pause_accepted":false,"last_step_seen":3,"answers":[{"question_id":3,"free_text":"\#(mark)"}]}"#
+    }
+
+    /// How many times each acknowledged mark is stored (by free text).
+    static func storedMarks(_ location: String) async throws -> [String: Int] {
+        let stored = try await TestServer.openStore(location) { db in
+            try await db.select().column("free_text").column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("cancel_flow_answers")
+                .where("free_text", .like, "ack-%").groupBy("free_text").all()
+                .map { (try $0.decode(column: "free_text", as: String.self), try $0.decode(column: "n", as: Int.self)) }
+        }
+        return Dictionary(uniqueKeysWithValues: stored)
+    }
+
     static func directory() throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-crash-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -42,8 +57,7 @@ struct CrashTests {
                     while !Task.isCancelled {
                         n += 1
                         let mark = "ack-\(worker)-\(n)"
-                        let body = #"{"user_id":"cus_ava","product_id":"premium_monthly","outcome":"cancelled","offer_shown":false,"offer_accepted":false,"pause_shown":false,"pause_accepted":false,"last_step_seen":3,"answers":[{"question_id":3,"free_text":"\#(mark)"}]}"#
-                        if await Self.post(port, "/v1/iap/cancel-flow/respond", body) {
+                        if await Self.post(port, "/v1/iap/cancel-flow/respond", Self.response(marked: mark)) {
                             acknowledged.withLock { $0.append(mark) }
                         } else if kill(pid, 0) != 0 {
                             return
@@ -61,12 +75,7 @@ struct CrashTests {
         _ = try await ServeProcessTests.waitForExit(server.process)
         let acked = acknowledged.withLock { $0 }
         #expect(acked.count >= 500)
-        let stored = try await TestServer.openStore(TestDatabase.location(in: directory, file: "db.sqlite")) { db in
-            try await db.select().column("free_text").column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("cancel_flow_answers")
-                .where("free_text", .like, "ack-%").groupBy("free_text").all()
-                .map { (try $0.decode(column: "free_text", as: String.self), try $0.decode(column: "n", as: Int.self)) }
-        }
-        let counts = Dictionary(uniqueKeysWithValues: stored)
+        let counts = try await Self.storedMarks(TestDatabase.location(in: directory, file: "db.sqlite"))
         let missing = acked.filter { counts[$0] == nil }
         #expect(missing.isEmpty, "\(missing.count) acknowledged writes lost of \(acked.count)")
         #expect(counts.values.allSatisfy { $0 == 1 }, "each once")

@@ -162,8 +162,7 @@ struct MultiInstanceTests {
                     while !Task.isCancelled {
                         n += 1
                         let mark = "ack-\(worker)-\(n)"
-                        let body = #"{"user_id":"cus_ava","product_id":"premium_monthly","outcome":"cancelled","offer_shown":false,"offer_accepted":false,"pause_shown":false,"pause_accepted":false,"last_step_seen":3,"answers":[{"question_id":3,"free_text":"\#(mark)"}]}"#
-                        if await CrashTests.post(ports[worker % 2], "/v1/iap/cancel-flow/respond", body) {
+                        if await CrashTests.post(ports[worker % 2], "/v1/iap/cancel-flow/respond", CrashTests.response(marked: mark)) {
                             acknowledged.withLock { $0.append(mark) }
                         }
                         if worker % 2 == 0, !victim.isRunning { return }
@@ -179,12 +178,7 @@ struct MultiInstanceTests {
         }
         _ = try await ServeProcessTests.waitForExit(victim)
         let acked = acknowledged.withLock { $0 }
-        let stored = try await TestServer.openStore(TestDatabase.location(in: pair.directory, file: "db.sqlite")) { db in
-            try await db.select().column("free_text").column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("cancel_flow_answers")
-                .where("free_text", .like, "ack-%").groupBy("free_text").all()
-                .map { (try $0.decode(column: "free_text", as: String.self), try $0.decode(column: "n", as: Int.self)) }
-        }
-        let counts = Dictionary(uniqueKeysWithValues: stored)
+        let counts = try await CrashTests.storedMarks(TestDatabase.location(in: pair.directory, file: "db.sqlite"))
         let missing = acked.filter { counts[$0] == nil }
         #expect(acked.count >= 500)
         #expect(missing.isEmpty, "\(missing.count) acknowledged writes lost of \(acked.count)")
