@@ -7,7 +7,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/savedesk-pg.XXXXXX")
 chmod 755 "$dir"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cleanup() { "$here/postgres.sh" stop "$dir"; rm -rf "$dir"; }
+cleanup() { "$here/postgres.sh" stop "$dir/cluster"; rm -rf "$dir"; }
 trap cleanup EXIT
 url=$("$here/postgres.sh" start "$dir/cluster" "$port")
 echo "PostgreSQL for this run: $url (in $dir)"
