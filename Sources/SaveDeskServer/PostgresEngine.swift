@@ -22,6 +22,9 @@ final class PostgresEngine: StoreEngine {
     private let runner: Task<Void, Never>
     private let logger: Logger
 
+    /// How long an instance waits at start for its database to answer.
+    static let startTimeout: Duration = .seconds(10)
+
     /// Attempts of one transaction before it is refused as busy.
     static let attempts = 12
 
@@ -45,7 +48,17 @@ final class PostgresEngine: StoreEngine {
         let runner = Task { await client.run() }
         let engine = PostgresEngine(client: client, runner: runner, logger: logger)
         do {
-            try await client.query("SELECT 1", logger: logger)
+            // The pool retries a refused connection for ever: a server that cannot reach its
+            // database says so within a bound instead of hanging at start.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await client.query("SELECT 1", logger: logger) }
+                group.addTask {
+                    try await Task.sleep(for: Self.startTimeout)
+                    throw SaveDeskError(status: 500, code: "database_unavailable", "no answer within \(Self.startTimeout)")
+                }
+                try await group.next()
+                group.cancelAll()
+            }
         } catch {
             await engine.close()
             let place = "\(location.username)@\(location.host):\(location.port)/\(location.database)"

@@ -29,6 +29,21 @@ struct CrashTests {
         #"{"user_id":"cus_ava","product_id":"premium_monthly","outcome":"cancelled","offer_shown":false,"offer_accepted":false,"pause_shown":false,"pause_accepted":false,"last_step_seen":3,"answers":[{"question_id":3,"free_text":"\#(mark)"}]}"#
     }
 
+    /// One worker of a write load: marked responses posted to `port` until cancelled, or until a
+    /// post fails and `gone` says its server is dead; each acknowledged mark is recorded.
+    static func writeLoad(worker: Int, port: Int, into acknowledged: Tally<[String]>, gone: @Sendable () -> Bool) async {
+        var n = 0
+        while !Task.isCancelled {
+            n += 1
+            let mark = "ack-\(worker)-\(n)"
+            if await post(port, "/v1/iap/cancel-flow/respond", response(marked: mark)) {
+                acknowledged.withLock { $0.append(mark) }
+            } else if gone() {
+                return
+            }
+        }
+    }
+
     /// How many times each acknowledged mark is stored (by free text).
     static func storedMarks(_ location: String) async throws -> [String: Int] {
         let stored = try await TestServer.openStore(location) { db in
@@ -52,18 +67,7 @@ struct CrashTests {
         let port = server.port, pid = server.process.pid
         await withTaskGroup(of: Void.self) { group in
             for worker in 0..<16 {
-                group.addTask {
-                    var n = 0
-                    while !Task.isCancelled {
-                        n += 1
-                        let mark = "ack-\(worker)-\(n)"
-                        if await Self.post(port, "/v1/iap/cancel-flow/respond", Self.response(marked: mark)) {
-                            acknowledged.withLock { $0.append(mark) }
-                        } else if kill(pid, 0) != 0 {
-                            return
-                        }
-                    }
-                }
+                group.addTask { await Self.writeLoad(worker: worker, port: port, into: acknowledged) { kill(pid, 0) != 0 } }
             }
             // Kill it mid-load, once well over 500 writes were acknowledged.
             while acknowledged.withLock({ $0.count }) < 600, server.process.isRunning {

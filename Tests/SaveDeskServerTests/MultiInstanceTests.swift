@@ -158,14 +158,8 @@ struct MultiInstanceTests {
         await withTaskGroup(of: Void.self) { group in
             for worker in 0..<16 {
                 group.addTask {
-                    var n = 0
-                    while !Task.isCancelled {
-                        n += 1
-                        let mark = "ack-\(worker)-\(n)"
-                        if await CrashTests.post(ports[worker % 2], "/v1/iap/cancel-flow/respond", CrashTests.response(marked: mark)) {
-                            acknowledged.withLock { $0.append(mark) }
-                        }
-                        if worker % 2 == 0, !victim.isRunning { return }
+                    await CrashTests.writeLoad(worker: worker, port: ports[worker % 2], into: acknowledged) {
+                        worker % 2 == 0 && !victim.isRunning
                     }
                 }
             }
@@ -173,7 +167,10 @@ struct MultiInstanceTests {
             kill(victim.pid, SIGKILL)
             // The survivor keeps answering.
             let before = acknowledged.withLock { $0.count }
-            while acknowledged.withLock({ $0.count }) < before + 100 { try? await Task.sleep(for: .milliseconds(20)) }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while acknowledged.withLock({ $0.count }) < before + 100, ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(20))
+            }
             group.cancelAll()
         }
         _ = try await ServeProcessTests.waitForExit(victim)
