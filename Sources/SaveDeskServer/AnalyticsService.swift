@@ -3,8 +3,8 @@ import RetentionDomain
 import SQLKit
 import SaveDeskAPI
 
-/// Cancel-flow analytics for managers: SQL aggregates over recorded responses and answers,
-/// filtered by date range and operator, and broken down by operator.
+/// Cancel-flow analytics for managers: the responses' daily rollups (and the rows of partial
+/// days), filtered by date range and operator, and broken down by operator.
 final class AnalyticsService: Sendable {
     typealias Schemas = Components.Schemas
     let store: Store
@@ -23,59 +23,20 @@ final class AnalyticsService: Sendable {
             throw SaveDeskError.badRequest("to must be after from", code: "invalid_range")
         }
         let livemode = RequestScope.current?.livemode ?? false
-        func filtered(_ builder: SQLSelectBuilder) -> SQLSelectBuilder {
-            var builder = builder.where("livemode", .equal, livemode)
-            if let from { builder = builder.where("created_at", .greaterThanOrEqual, from.unixSeconds) }
-            if let to { builder = builder.where("created_at", .lessThan, to.unixSeconds) }
-            if let operatorName { builder = builder.where("actor", .equal, operatorName) }
-            return builder
-        }
         let count = SQLFunction("count", args: SQLLiteral.all)
-        let dimensions = [
-            "actor", "outcome", "last_step_seen", "pause_duration_days", "offer_shown", "offer_accepted", "pause_shown",
-            "pause_accepted",
-        ]
+        let responses = CancelFlowResponseRepository()
+        let (fromSeconds, toSeconds) = (from?.unixSeconds, to?.unixSeconds)
         return try await store.read { db in
-            // One grouped pass over the responses (index-only, see the funnel index); the
-            // figures are summed from its few hundred groups.
-            var perOperator: [String: [String: Int]] = [:]
-            var offerShown = 0, offerAccepted = 0, pauseShown = 0, pauseAccepted = 0
-            var durations: [Int: Int] = [:], steps: [Int: Int] = [:]
-            var grouped = filtered(db.select().columns(dimensions.map { SQLColumn($0) }).column(count, as: "n").from("cancel_flow_responses"))
-            for dimension in dimensions { grouped = grouped.groupBy(dimension) }
-            for row in try await grouped.all() {
-                let n = try row.decode(column: "n", as: Int.self)
-                func flag(_ column: String) throws -> Bool { try row.decode(column: column, as: Bool.self) }
-                perOperator[try row.decode(column: "actor", as: String.self), default: [:]][try row.decode(column: "outcome", as: String.self), default: 0] += n
-                if try flag("offer_shown") { offerShown += n }
-                if try flag("offer_accepted") { offerAccepted += n }
-                if try flag("pause_shown") { pauseShown += n }
-                if try flag("pause_accepted") {
-                    pauseAccepted += n
-                    if let days = try row.decode(column: "pause_duration_days", as: Int?.self) { durations[days, default: 0] += n }
-                }
-                steps[try row.decode(column: "last_step_seen", as: Int.self), default: 0] += n
-            }
-            let totals = perOperator.values.reduce(into: [String: Int]()) { sum, counts in
+            let figures = try await responses.figures(db, livemode: livemode, from: fromSeconds, to: toSeconds, actor: operatorName)
+            let totals = figures.outcomes.values.reduce(into: [String: Int]()) { sum, counts in
                 for (outcome, n) in counts { sum[outcome, default: 0] += n }
             }
-            // One grouped pass over the answers.
-            var optionCounts: [Int: [Int: Int]] = [:]
-            var freeTextCounts: [Int: Int] = [:]
-            for row in try await filtered(db.select().column("question_id").column("option_id").column("has_text").column(count, as: "n")
-                .from("cancel_flow_answers")).groupBy("question_id").groupBy("option_id").groupBy("has_text").all()
-            {
-                let question = try row.decode(column: "question_id", as: Int.self)
-                let n = try row.decode(column: "n", as: Int.self)
-                if let option = try row.decode(column: "option_id", as: Int?.self) { optionCounts[question, default: [:]][option, default: 0] += n }
-                if try row.decode(column: "has_text", as: Bool.self) { freeTextCounts[question, default: 0] += n }
-            }
             var samples: [Int: [String]] = [:]
-            for question in config.cancelFlow.config.questions where (freeTextCounts[question.id] ?? 0) > 0 {
-                samples[question.id] = try await filtered(db.select().column("free_text").from("cancel_flow_answers")
-                    .where("question_id", .equal, question.id).where("has_text", .equal, true))
-                    .orderBy("created_at", .descending).limit(Self.samplesPerQuestion).all()
-                    .map { try $0.decode(column: "free_text", as: String.self) }
+            for question in config.cancelFlow.config.questions where (figures.freeTexts[question.id] ?? 0) > 0 {
+                samples[question.id] = try await responses.freeTextSamples(
+                    db, question: question.id, livemode: livemode, from: fromSeconds, to: toSeconds, actor: operatorName,
+                    limit: Self.samplesPerQuestion
+                )
             }
 
             // App Store cancellations: read out in the range, and confirmed by Apple in the range.
@@ -90,21 +51,22 @@ final class AnalyticsService: Sendable {
 
             return Schemas.CancelFlowAnalytics(
                 from: from, to: to, outcomes: Self.outcomes(totals),
-                offerShown: offerShown, offerAccepted: offerAccepted, pauseShown: pauseShown, pauseAccepted: pauseAccepted,
+                offerShown: figures.offerShown, offerAccepted: figures.offerAccepted, pauseShown: figures.pauseShown,
+                pauseAccepted: figures.pauseAccepted,
                 pauseApplied: totals["paused"] ?? 0,
                 appStoreCancellations: .init(readOut: try await cancellations("read_out_at"), confirmed: try await cancellations("confirmed_at")),
-                pauseDurations: durations.keys.sorted().map { .init(key: String($0), count: durations[$0] ?? 0) },
-                lastStepReached: steps.keys.sorted().map { .init(key: String($0), count: steps[$0] ?? 0) },
+                pauseDurations: figures.pauseDurations.sorted { $0.key < $1.key }.map { .init(key: String($0.key), count: $0.value) },
+                lastStepReached: figures.lastSteps.sorted { $0.key < $1.key }.map { .init(key: String($0.key), count: $0.value) },
                 questions: config.cancelFlow.config.orderedQuestions.map { question in
                     Schemas.QuestionReport(
                         questionId: question.id, questionText: question.questionText,
                         answers: question.options.map { option in
-                            .init(optionId: option.id, label: option.label, count: optionCounts[question.id]?[option.id] ?? 0)
+                            .init(optionId: option.id, label: option.label, count: figures.options[question.id]?[option.id] ?? 0)
                         },
-                        freeTextCount: freeTextCounts[question.id] ?? 0, freeTextSamples: samples[question.id] ?? []
+                        freeTextCount: figures.freeTexts[question.id] ?? 0, freeTextSamples: samples[question.id] ?? []
                     )
                 },
-                operators: perOperator.keys.sorted().map { .init(_operator: $0, outcomes: Self.outcomes(perOperator[$0] ?? [:])) }
+                operators: figures.outcomes.keys.sorted().map { .init(_operator: $0, outcomes: Self.outcomes(figures.outcomes[$0] ?? [:])) }
             )
         }
     }

@@ -12,32 +12,20 @@ extension SubscriptionService {
         let answers = try Self.json(response.answers)
         return try await mutate(
             operation: "submitCancelFlowResponse", request: response, idempotencyKey: idempotencyKey,
-            customerId: response.userId, action: "cancel_flow.response"
+            customerId: response.userId, action: "cancel_flow.response", alsoLocking: [CancelFlowResponseRepository.lockKey]
         ) { db, now in
             _ = try await customer(db, id: response.userId)
             let id = "cr_" + UUID().uuidString.lowercased()
             let actor = RequestScope.current?.actor ?? "app"
             let livemode = RequestScope.current?.livemode ?? false
-            try await db.insert(into: "cancel_flow_responses")
-                .columns(
-                    "id", "customer_id", "product_id", "outcome", "offer_shown", "offer_accepted", "pause_shown",
-                    "pause_accepted", "pause_duration_days", "last_step_seen", "answers", "variant_id", "actor", "created_at",
-                    "livemode"
-                )
-                .values(
-                    SQLBindings.of(id, response.userId, response.productId,
-                                   response.outcome.rawValue, response.offerShown, response.offerAccepted,
-                                   response.pauseShown, response.pauseAccepted, response.pauseDurationDays,
-                                   response.lastStepSeen, answers, response.variantId, actor, now, livemode)
-                )
-                .run()
-            for answer in response.answers {
-                try await db.insert(into: "cancel_flow_answers")
-                    .columns("response_id", "question_id", "option_id", "free_text", "has_text", "actor", "created_at", "livemode")
-                    .values(SQLBindings.of(id, answer.questionId, answer.selectedOptionId, answer.freeText, answer.freeText != nil,
-                                           actor, now, livemode))
-                    .run()
-            }
+            try await CancelFlowResponseRepository().insert(.init(
+                id: id, customerId: response.userId, productId: response.productId, outcome: response.outcome.rawValue,
+                offerShown: response.offerShown, offerAccepted: response.offerAccepted, pauseShown: response.pauseShown,
+                pauseAccepted: response.pauseAccepted, pauseDurationDays: response.pauseDurationDays,
+                lastStepSeen: response.lastStepSeen,
+                answers: response.answers.map { .init(questionId: $0.questionId, optionId: $0.selectedOptionId, freeText: $0.freeText) },
+                answersJSON: answers, variantId: response.variantId.map(String.init), actor: actor, livemode: livemode, createdAt: now
+            ), into: db)
             return Change(output: Schemas.StatusResponse(status: "recorded"), before: nil, after: nil)
         }
     }

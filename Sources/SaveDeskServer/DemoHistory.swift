@@ -19,7 +19,7 @@ public enum DemoHistory {
     public static func apply(config: ServerConfig, databasePath: String, now: Date = Date()) async throws -> Int {
         let store = try await Store.open(path: databasePath, logger: .init(label: "savedesk.history"))
         do {
-            let added = try await store.transaction { db in
+            let added = try await store.transaction(alsoLocking: [CancelFlowResponseRepository.lockKey]) { db in
                 let existing = try await db.select().column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("customers")
                     .where("id", .like, "cus_hist_%").first()?.decode(column: "n", as: Int.self) ?? 0
                 guard existing == 0 else { return 0 }
@@ -69,24 +69,14 @@ public enum DemoHistory {
                 let answers = try SubscriptionService.json(response.answers.map {
                     Components.Schemas.CancelFlowAnswer(questionId: $0.questionId, selectedOptionId: $0.selectedOptionId, freeText: $0.freeText)
                 })
-                try await db.insert(into: "cancel_flow_responses")
-                    .columns(
-                        "id", "customer_id", "product_id", "outcome", "offer_shown", "offer_accepted", "pause_shown", "pause_accepted",
-                        "pause_duration_days", "last_step_seen", "answers", "variant_id", "actor", "created_at", "livemode"
-                    )
-                    .values(SQLBindings.of(
-                        response.id, response.customerId, response.productId, response.outcome.wireValue, response.offerShown,
-                        response.offerAccepted, response.pauseShown, response.pauseAccepted, response.pauseDays, response.lastStep,
-                        answers, "202611", response.actor, response.at, false
-                    ))
-                    .run()
-                for answer in response.answers {
-                    try await db.insert(into: "cancel_flow_answers")
-                        .columns("response_id", "question_id", "option_id", "free_text", "has_text", "actor", "created_at", "livemode")
-                        .values(SQLBindings.of(response.id, answer.questionId, answer.selectedOptionId, answer.freeText, answer.freeText != nil,
-                                               response.actor, response.at, false))
-                        .run()
-                }
+                try await CancelFlowResponseRepository().insert(.init(
+                    id: response.id, customerId: response.customerId, productId: response.productId,
+                    outcome: response.outcome.wireValue, offerShown: response.offerShown, offerAccepted: response.offerAccepted,
+                    pauseShown: response.pauseShown, pauseAccepted: response.pauseAccepted, pauseDurationDays: response.pauseDays,
+                    lastStepSeen: response.lastStep,
+                    answers: response.answers.map { .init(questionId: $0.questionId, optionId: $0.selectedOptionId, freeText: $0.freeText) },
+                    answersJSON: answers, variantId: "202611", actor: response.actor, livemode: false, createdAt: response.at
+                ), into: db)
             }
             for impression in impressions {
                 try await db.insert(into: "offer_impressions")

@@ -28,6 +28,13 @@ final class PostgresEngine: StoreEngine {
     /// Attempts of one transaction before it is refused as busy.
     static let attempts = 12
 
+    /// How long a session waits for a lock before the attempt fails (and is retried).
+    static let lockTimeoutMilliseconds = 5_000
+    /// How long one statement may run before PostgreSQL cancels it.
+    static let statementTimeoutMilliseconds = 30_000
+    /// How long `close` waits for the pool to shut down before it gives up on it.
+    static let closeTimeout: Duration = .seconds(5)
+
     var kind: Store.Kind { .postgres }
 
     private init(client: PostgresClient, runner: Task<Void, Never>, logger: Logger) {
@@ -44,6 +51,13 @@ final class PostgresEngine: StoreEngine {
         configuration.options.maximumConnections = location.maximumConnections
         configuration.options.minimumConnections = 0
         configuration.options.connectTimeout = .seconds(5)
+        // No wait is unbounded: a lock (a customer's advisory lock included) that is not granted
+        // within `lockTimeout` is an error that is retried, and a statement that runs past
+        // `statementTimeout` is cancelled, so an app's request never hangs on the database.
+        configuration.options.additionalStartupParameters = [
+            ("lock_timeout", "\(Self.lockTimeoutMilliseconds)"),
+            ("statement_timeout", "\(Self.statementTimeoutMilliseconds)"),
+        ]
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let runner = Task { await client.run() }
         let engine = PostgresEngine(client: client, runner: runner, logger: logger)
@@ -69,25 +83,45 @@ final class PostgresEngine: StoreEngine {
 
     func close() async {
         runner.cancel()
-        await runner.value
+        // The pool ends once its leases are returned; a lease that never returns must not keep
+        // the process from stopping.
+        let runner = self.runner
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await runner.value }
+            group.addTask { try? await Task.sleep(for: Self.closeTimeout) }
+            await group.next()
+            group.cancelAll()
+        }
     }
 
     func read<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
-        try await client.withConnection { connection in try await body(connection.sql(queryLogLevel: nil)) }
+        do {
+            return try await client.withConnection { connection in try await body(connection.sql(queryLogLevel: nil)) }
+        } catch {
+            throw Self.unavailable(error) ?? error
+        }
     }
 
     func exclusive<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
         try await read(body)
     }
 
-    func transaction<T>(key: String?, _ body: (any SQLDatabase) async throws -> T) async throws -> T {
+    func transaction<T>(keys: [String], _ body: (any SQLDatabase) async throws -> T) async throws -> T {
+        do {
+            return try await attemptTransaction(keys: keys, body)
+        } catch {
+            throw Self.unavailable(error) ?? error
+        }
+    }
+
+    private func attemptTransaction<T>(keys: [String], _ body: (any SQLDatabase) async throws -> T) async throws -> T {
         var attempt = 1
         while true {
             do {
                 return try await client.withConnection { connection in
-                    if let key { try await connection.query("SELECT pg_advisory_lock(hashtextextended(\(key), 0))", logger: logger) }
                     let outcome: Result<T, any Error>
                     do {
+                        for key in keys { try await connection.query("SELECT pg_advisory_lock(hashtextextended(\(key), 0))", logger: logger) }
                         try await connection.query("BEGIN ISOLATION LEVEL SERIALIZABLE", logger: logger)
                         let value = try await body(connection.sql(queryLogLevel: nil))
                         try await connection.query("COMMIT", logger: logger)
@@ -96,11 +130,12 @@ final class PostgresEngine: StoreEngine {
                         _ = try? await connection.query("ROLLBACK", logger: logger)
                         outcome = .failure(error)
                     }
-                    if let key {
+                    if !keys.isEmpty {
                         do {
-                            try await connection.query("SELECT pg_advisory_unlock(hashtextextended(\(key), 0))", logger: logger)
+                            // Every key taken (some, if one was not granted in time).
+                            try await connection.query("SELECT pg_advisory_unlock_all()", logger: logger)
                         } catch {
-                            // A lock left on a pooled connection would stall this key for good: close
+                            // A lock left on a pooled connection would stall its key for good: close
                             // the connection, and PostgreSQL drops its locks with it.
                             try? await connection.close()
                         }
@@ -108,6 +143,9 @@ final class PostgresEngine: StoreEngine {
                     return try outcome.get()
                 }
             } catch where Self.lostRace(error) {
+                if Self.state(of: error) == "55P03" {
+                    logger.warning("a lock was not granted in time; trying again", metadata: ["keys": "\(keys.joined(separator: ","))", "attempt": "\(attempt)"])
+                }
                 guard attempt < Self.attempts else {
                     logger.warning("a transaction kept conflicting with others; refused as busy", metadata: ["attempts": "\(attempt)"])
                     throw SaveDeskError(status: 503, code: "busy", "the store is busy with the same data elsewhere; try again", retryAfter: 1)
@@ -120,11 +158,29 @@ final class PostgresEngine: StoreEngine {
     }
 
     /// SQLSTATEs of a transaction that lost a race and may succeed when run again: a
-    /// serialization failure, a deadlock, and a unique key another transaction took first.
-    static let retryableStates: Set<String> = ["40001", "40P01", "23505"]
+    /// serialization failure, a deadlock, a unique key another transaction took first, and a
+    /// lock not granted within `lockTimeoutMilliseconds`.
+    static let retryableStates: Set<String> = ["40001", "40P01", "23505", "55P03"]
 
     static func lostRace(_ error: any Error) -> Bool {
-        guard let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] else { return false }
-        return retryableStates.contains(state)
+        state(of: error).map(retryableStates.contains) ?? false
+    }
+
+    static func state(of error: any Error) -> String? {
+        (error as? PSQLError)?.serverInfo?[.sqlState]
+    }
+
+    /// The database's own trouble (a statement past its timeout, a lost or refused connection)
+    /// as the 503 an app can retry, rather than a 500.
+    static func unavailable(_ error: any Error) -> SaveDeskError? {
+        guard let error = error as? PSQLError else { return nil }
+        if state(of: error) == "57014" || error.code == .queryCancelled {
+            return SaveDeskError(status: 503, code: "busy", "the database took too long to answer; try again", retryAfter: 1)
+        }
+        let lost: [PSQLError.Code] = [.connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed]
+        if lost.contains(error.code) {
+            return SaveDeskError(status: 503, code: "database_unavailable", "the database cannot be reached; try again", retryAfter: 1)
+        }
+        return nil
     }
 }

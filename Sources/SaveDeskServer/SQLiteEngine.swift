@@ -115,7 +115,7 @@ final class SQLiteEngine: StoreEngine {
 
     /// Runs `body` alone in one transaction, committed (perhaps with others' transactions) before
     /// this returns.
-    func transaction<T>(key: String?, _ body: (any SQLDatabase) async throws -> T) async throws -> T {
+    func transaction<T>(keys: [String], _ body: (any SQLDatabase) async throws -> T) async throws -> T {
         await gate.acquire()
         let db = sql
         let value: T

@@ -5,7 +5,54 @@
 enum Schema {
     static func migrations(for kind: Store.Kind) -> [(version: Int, statements: [String])] {
         let flag = kind == .sqlite ? "INTEGER" : "BOOLEAN", no = kind == .sqlite ? "0" : "FALSE"
-        return shared(flag: flag, no: no) + [(5, kind == .sqlite ? sqliteSearch : postgresSearch)]
+        return shared(flag: flag, no: no) + [(5, kind == .sqlite ? sqliteSearch : postgresSearch), (6, rollups(flag: flag))]
+    }
+
+    /// The cancel-flow funnel's daily rollups (see `CancelFlowResponseRepository`), filled from
+    /// the responses already stored.
+    private static func rollups(flag: String) -> [String] {
+        let day = "created_at - created_at % 86400"
+        func counts(actor: String, _ dimension: String, question: String, value: String, from table: String, where filter: String) -> String {
+            // Constants stay out of GROUP BY (a number there is a column's position).
+            let groups = ["livemode", actor, day, question, value].filter { $0.first != "'" && Int($0) == nil }
+            return """
+                INSERT INTO cancel_flow_daily_counts (livemode, actor, day, dimension, question_id, value, n)
+                SELECT livemode, \(actor), \(day), '\(dimension)', \(question), \(value), count(*) FROM \(table)
+                WHERE \(filter) GROUP BY \(groups.joined(separator: ", "))
+                """
+        }
+        var statements = [
+            """
+            CREATE TABLE cancel_flow_daily (
+                livemode \(flag) NOT NULL, day BIGINT NOT NULL, actor TEXT NOT NULL, outcome TEXT NOT NULL, n BIGINT NOT NULL,
+                offer_shown BIGINT NOT NULL, offer_accepted BIGINT NOT NULL, pause_shown BIGINT NOT NULL,
+                pause_accepted BIGINT NOT NULL, PRIMARY KEY (livemode, day, actor, outcome))
+            """,
+            """
+            CREATE TABLE cancel_flow_daily_counts (
+                livemode \(flag) NOT NULL, actor TEXT NOT NULL, day BIGINT NOT NULL, dimension TEXT NOT NULL,
+                question_id INTEGER NOT NULL, value INTEGER NOT NULL, n BIGINT NOT NULL,
+                PRIMARY KEY (livemode, actor, day, dimension, question_id, value))
+            """,
+            """
+            INSERT INTO cancel_flow_daily (livemode, day, actor, outcome, n, offer_shown, offer_accepted, pause_shown, pause_accepted)
+            SELECT livemode, \(day), actor, outcome, count(*),
+                sum(CASE WHEN offer_shown THEN 1 ELSE 0 END), sum(CASE WHEN offer_accepted THEN 1 ELSE 0 END),
+                sum(CASE WHEN pause_shown THEN 1 ELSE 0 END), sum(CASE WHEN pause_accepted THEN 1 ELSE 0 END)
+            FROM cancel_flow_responses GROUP BY livemode, \(day), actor, outcome
+            """,
+        ]
+        for actor in ["actor", "'\(CancelFlowResponseRepository.everyActor)'"] {
+            statements += [
+                counts(actor: actor, "step", question: "0", value: "last_step_seen", from: "cancel_flow_responses", where: "1 = 1"),
+                counts(actor: actor, "pause_days", question: "0", value: "pause_duration_days", from: "cancel_flow_responses",
+                       where: "pause_accepted AND pause_duration_days IS NOT NULL"),
+                counts(actor: actor, "option", question: "question_id", value: "option_id", from: "cancel_flow_answers",
+                       where: "option_id IS NOT NULL"),
+                counts(actor: actor, "free_text", question: "question_id", value: "0", from: "cancel_flow_answers", where: "has_text"),
+            ]
+        }
+        return statements
     }
 
     private static func shared(flag: String, no: String) -> [(version: Int, statements: [String])] { [

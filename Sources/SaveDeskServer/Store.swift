@@ -63,10 +63,11 @@ public final class Store: Sendable {
     public func close() async { await engine.close() }
 
     func read<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await engine.read(body) }
-    /// See `StoreEngine.transaction`: `key` names what the transaction changes (a customer), so
-    /// changes to the same thing queue rather than race.
-    func transaction<T>(key: String? = nil, _ body: (any SQLDatabase) async throws -> T) async throws -> T {
-        try await engine.transaction(key: key, body)
+    /// See `StoreEngine.transaction`: `key` names what the transaction changes (a customer), and
+    /// `alsoLocking` anything else it changes that others change too (the cancel-flow rollups),
+    /// so changes to the same thing queue rather than race.
+    func transaction<T>(key: String? = nil, alsoLocking others: [String] = [], _ body: (any SQLDatabase) async throws -> T) async throws -> T {
+        try await engine.transaction(keys: Set((key.map { [$0] } ?? []) + others).sorted(), body)
     }
     func exclusive<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await engine.exclusive(body) }
 

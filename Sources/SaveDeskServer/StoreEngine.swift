@@ -10,9 +10,10 @@ protocol StoreEngine: Sendable {
     /// Runs `body` in one transaction, committed before this returns; a body that throws leaves
     /// nothing behind. The body may run more than once (PostgreSQL retries a transaction that
     /// lost a race with another instance), so it does nothing but database work. Transactions
-    /// with the same `key` (a customer's changes) run one after another across instances rather
-    /// than racing and being retried.
-    func transaction<T>(key: String?, _ body: (any SQLDatabase) async throws -> T) async throws -> T
+    /// that share one of their `keys` (a customer's changes; sorted, so two transactions take
+    /// them in the same order) run one after another across instances rather than racing and
+    /// being retried.
+    func transaction<T>(keys: [String], _ body: (any SQLDatabase) async throws -> T) async throws -> T
     /// Runs `body` outside any transaction (schema work; tests).
     func exclusive<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T
     func close() async

@@ -65,11 +65,11 @@ final class SubscriptionService: Sendable {
 
     func mutate<Request: Encodable & Sendable, Output: Codable & Sendable>(
         operation: String, request: Request, idempotencyKey: String?, customerId: String, action: String,
-        _ change: (any SQLDatabase, Int64) async throws -> Change<Output>
+        alsoLocking others: [String] = [], _ change: (any SQLDatabase, Int64) async throws -> Change<Output>
     ) async throws -> Output {
         guard let scope = RequestScope.current else { throw SaveDeskError.unauthorized("no API key") }
         let parameters = try Self.json(request)
-        return try await idempotent(operation: operation, request: request, idempotencyKey: idempotencyKey, key: "customer:" + customerId) { db in
+        return try await idempotent(operation: operation, request: request, idempotencyKey: idempotencyKey, key: "customer:" + customerId, alsoLocking: others) { db in
             let now = self.now().unixSeconds
             try await settle(db, customerId: customerId, now: now)
             let result = try await change(db, now)
@@ -89,12 +89,12 @@ final class SubscriptionService: Sendable {
     /// answers as the first did and runs nothing. `key` names what it changes (see
     /// `Store.transaction`); by default, the Idempotency-Key.
     func idempotent<Request: Encodable & Sendable, Output: Codable & Sendable>(
-        operation: String, request: Request, idempotencyKey: String?, key: String? = nil,
+        operation: String, request: Request, idempotencyKey: String?, key: String? = nil, alsoLocking others: [String] = [],
         _ body: (any SQLDatabase) async throws -> Output
     ) async throws -> (output: Output, replayed: Bool) {
         guard let scope = RequestScope.current else { throw SaveDeskError.unauthorized("no API key") }
         let fingerprint = try idempotencyKey == nil ? "" : scope.fingerprint ?? Fingerprint.of(request)
-        return try await store.transaction(key: key ?? idempotencyKey.map { "idempotency:" + $0 }) { db in
+        return try await store.transaction(key: key ?? idempotencyKey.map { "idempotency:" + $0 }, alsoLocking: others) { db in
             if let key = idempotencyKey, let stored = try await storedResponse(db, key: key, operation: operation, principal: scope.principal) {
                 guard stored.fingerprint == fingerprint else {
                     throw SaveDeskError.unprocessable("this Idempotency-Key was already used with a different request", code: "idempotency_key_reused")

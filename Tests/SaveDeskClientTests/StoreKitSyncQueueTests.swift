@@ -14,9 +14,11 @@ struct StoreKitSyncQueueTests {
 
     @Test func aFailedSyncWaitsIsDeduplicatedAndIsAbandonedAfterFiveAttempts() async throws {
         let server = try await LocalServer.start()
-        let client = SaveDeskClient(serverURL: server.url, key: Self.operatorKey, timeout: .seconds(2))
-        let signed = try await client.simulateStoreKitPurchase(productId: "premium_monthly")
+        // The purchase is made with the default timeout (a loaded machine may take a while); only
+        // the calls to the stopped server give up quickly.
+        let signed = try await SaveDeskClient(serverURL: server.url, key: Self.operatorKey).simulateStoreKitPurchase(productId: "premium_monthly")
         await server.running.stop()
+        let client = SaveDeskClient(serverURL: server.url, key: Self.operatorKey, timeout: .seconds(2))
 
         let queue = try StoreKitSyncQueue(file: queueFile())
         let events = Mutex<[StoreKitSyncQueue.Event]>([])

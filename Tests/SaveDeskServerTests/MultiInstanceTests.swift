@@ -106,6 +106,27 @@ struct MultiInstanceTests {
         #expect(try await pair.count("subscriptions", where: "id = 'sub_ava_1' AND status = 'paused'") == 1)
     }
 
+    @Test func fortyResponsesOverBothAreAllInTheRollups() async throws {
+        let pair = try await Self.pair()
+        defer { Task { await pair.stop() } }
+        let customers = ["cus_ava", "cus_ben", "cus_chloe", "cus_quinn"]
+        let results = try await Self.concurrently(40, over: pair) { index, port in
+            let body = """
+                {"user_id":"\(customers[index % customers.count])","product_id":"premium_monthly","outcome":"\(index % 2 == 0 ? "cancelled" : "retained")",
+                "offer_shown":true,"offer_accepted":\(index % 2 == 1),"pause_shown":false,"pause_accepted":false,"last_step_seen":2,
+                "answers":[{"question_id":1,"selected_option_id":11}]}
+                """
+            return try await Self.call(port, "/v1/iap/cancel-flow/respond", body)
+        }
+        #expect(results.allSatisfy { $0.status == 200 }, "\(results.filter { $0.status != 200 }.prefix(3))")
+        // Every response is in the rollups the funnel reads, whichever instance recorded it.
+        let report = try await Self.call(pair.first.port, "/v1/desk/analytics/cancel-flow", method: .GET, key: TestServer.operatorKey)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(report.body.utf8)) as? [String: Any])
+        let outcomes = try #require(json["outcomes"] as? [String: Any])
+        #expect(outcomes["cancelled"] as? Int == 20 && outcomes["retained"] as? Int == 20)
+        #expect(try await pair.count("cancel_flow_daily_counts", where: "actor = '*' AND dimension = 'option' AND value = 11 AND n = 40") == 1)
+    }
+
     @Test func oneNotificationPostedToBothIsAppliedOnce() async throws {
         let pair = try await Self.pair()
         defer { Task { await pair.stop() } }

@@ -1,0 +1,261 @@
+import Foundation
+import SQLKit
+
+/// The recorded ends of cancel flows, their answers, and the daily rollups kept with them.
+///
+/// A response is written with its answers and, in the same transaction, added to two rollup
+/// tables keyed by UTC day: `cancel_flow_daily` (per actor and outcome: how many, and how many
+/// were shown or accepted an offer or a pause) and `cancel_flow_daily_counts` (per actor, a count
+/// per value of the last step reached, the pause length taken, each option chosen and each
+/// free-text answer; actor `*` holds every actor's sum). The funnel then reads whole days from
+/// the rollups and only the rows of the partial days at either end of its range, so its cost
+/// grows with days, not responses.
+struct CancelFlowResponseRepository: Sendable {
+    /// One response as it is stored.
+    struct Row: Sendable {
+        struct Answer: Sendable {
+            var questionId: Int
+            var optionId: Int?
+            var freeText: String?
+        }
+
+        var id: String
+        var customerId: String
+        var productId: String
+        var outcome: String
+        var offerShown: Bool
+        var offerAccepted: Bool
+        var pauseShown: Bool
+        var pauseAccepted: Bool
+        var pauseDurationDays: Int?
+        var lastStepSeen: Int
+        var answers: [Answer]
+        /// The answers as the SDK sent them (JSON), kept for the customer's history.
+        var answersJSON: String
+        var variantId: String?
+        var actor: String
+        var livemode: Bool
+        var createdAt: Int64
+    }
+
+    /// On a shared store, the rollup rows are hot (every response of a day adds to the same few):
+    /// transactions that record a response take turns on this key instead of failing each
+    /// other's serializable snapshot and being retried.
+    static let lockKey = "cancel-flow:rollups"
+
+    /// The actor of the rollup rows that sum every actor's.
+    static let everyActor = "*"
+
+    static let day: Int64 = 86_400
+
+    /// Writes `row`, its answers and its share of the rollups.
+    func insert(_ row: Row, into db: any SQLDatabase) async throws {
+        try await db.insert(into: "cancel_flow_responses")
+            .columns(
+                "id", "customer_id", "product_id", "outcome", "offer_shown", "offer_accepted", "pause_shown",
+                "pause_accepted", "pause_duration_days", "last_step_seen", "answers", "variant_id", "actor", "created_at",
+                "livemode"
+            )
+            .values(SQLBindings.of(
+                row.id, row.customerId, row.productId, row.outcome, row.offerShown, row.offerAccepted, row.pauseShown,
+                row.pauseAccepted, row.pauseDurationDays, row.lastStepSeen, row.answersJSON, row.variantId, row.actor,
+                row.createdAt, row.livemode
+            ))
+            .run()
+        for answer in row.answers {
+            try await db.insert(into: "cancel_flow_answers")
+                .columns("response_id", "question_id", "option_id", "free_text", "has_text", "actor", "created_at", "livemode")
+                .values(SQLBindings.of(row.id, answer.questionId, answer.optionId, answer.freeText, answer.freeText != nil,
+                                       row.actor, row.createdAt, row.livemode))
+                .run()
+        }
+        let day = Self.dayStart(row.createdAt)
+        let flag = { (value: Bool) in value ? 1 : 0 }
+        try await db.raw("""
+            INSERT INTO cancel_flow_daily (livemode, day, actor, outcome, n, offer_shown, offer_accepted, pause_shown, pause_accepted)
+            VALUES (\(bind: row.livemode), \(bind: day), \(bind: row.actor), \(bind: row.outcome), 1, \(bind: flag(row.offerShown)),
+                    \(bind: flag(row.offerAccepted)), \(bind: flag(row.pauseShown)), \(bind: flag(row.pauseAccepted)))
+            ON CONFLICT (livemode, day, actor, outcome) DO UPDATE SET
+                n = cancel_flow_daily.n + 1,
+                offer_shown = cancel_flow_daily.offer_shown + excluded.offer_shown,
+                offer_accepted = cancel_flow_daily.offer_accepted + excluded.offer_accepted,
+                pause_shown = cancel_flow_daily.pause_shown + excluded.pause_shown,
+                pause_accepted = cancel_flow_daily.pause_accepted + excluded.pause_accepted
+            """).run()
+
+        // Distinct (dimension, question, value) with their counts: one upsert may not touch a row twice.
+        var counts: [Count: Int] = [Count(dimension: .step, questionId: 0, value: row.lastStepSeen): 1]
+        if row.pauseAccepted, let days = row.pauseDurationDays { counts[Count(dimension: .pauseDays, questionId: 0, value: days), default: 0] += 1 }
+        for answer in row.answers {
+            if let option = answer.optionId { counts[Count(dimension: .option, questionId: answer.questionId, value: option), default: 0] += 1 }
+            if answer.freeText != nil { counts[Count(dimension: .freeText, questionId: answer.questionId, value: 0), default: 0] += 1 }
+        }
+        var values: [SQLQueryString] = []
+        for actor in [row.actor, Self.everyActor] {
+            for (count, n) in counts {
+                values.append("(\(bind: row.livemode), \(bind: actor), \(bind: day), \(bind: count.dimension.rawValue), \(bind: count.questionId), \(bind: count.value), \(bind: n))")
+            }
+        }
+        try await db.raw("""
+            INSERT INTO cancel_flow_daily_counts (livemode, actor, day, dimension, question_id, value, n)
+            VALUES \(values.joined(separator: ", "))
+            ON CONFLICT (livemode, actor, day, dimension, question_id, value) DO UPDATE SET n = cancel_flow_daily_counts.n + excluded.n
+            """).run()
+    }
+
+    /// What `cancel_flow_daily_counts` counts.
+    enum Dimension: String, Sendable {
+        /// The last step reached (`value`).
+        case step
+        /// The pause length taken, in days (`value`).
+        case pauseDays = "pause_days"
+        /// An option (`value`) chosen for a question.
+        case option
+        /// A free-text answer to a question.
+        case freeText = "free_text"
+    }
+
+    private struct Count: Hashable {
+        var dimension: Dimension
+        var questionId: Int
+        var value: Int
+    }
+
+    // MARK: Reading
+
+    /// The funnel's figures over `[from, to)` (nil: no limit), for one actor or all.
+    struct Figures: Sendable, Equatable {
+        /// Responses per actor and outcome.
+        var outcomes: [String: [String: Int]] = [:]
+        var offerShown = 0, offerAccepted = 0, pauseShown = 0, pauseAccepted = 0
+        /// Pauses taken per length in days.
+        var pauseDurations: [Int: Int] = [:]
+        /// Responses per last step reached.
+        var lastSteps: [Int: Int] = [:]
+        /// Per question: how often each option was chosen.
+        var options: [Int: [Int: Int]] = [:]
+        /// Per question: how many free-text answers.
+        var freeTexts: [Int: Int] = [:]
+
+        mutating func add(_ dimension: Dimension, question: Int, value: Int, count n: Int) {
+            switch dimension {
+            case .step: lastSteps[value, default: 0] += n
+            case .pauseDays: pauseDurations[value, default: 0] += n
+            case .option: options[question, default: [:]][value, default: 0] += n
+            case .freeText: freeTexts[question, default: 0] += n
+            }
+        }
+    }
+
+    func figures(_ db: any SQLDatabase, livemode: Bool, from: Int64?, to: Int64?, actor: String?) async throws -> Figures {
+        var figures = Figures()
+        let split = Self.split(from: from, to: to)
+        if let days = split.days { try await addRollups(db, to: &figures, livemode: livemode, days: days, actor: actor) }
+        for range in split.rows { try await addRows(db, to: &figures, livemode: livemode, range: range, actor: actor) }
+        return figures
+    }
+
+    /// A time range, either end open (nil).
+    typealias Range = (from: Int64?, to: Int64?)
+
+    /// `[from, to)` as whole UTC days (read from the rollups) and the partial days at its ends
+    /// (read from the rows). A range within one day is all rows.
+    static func split(from: Int64?, to: Int64?) -> (days: Range?, rows: [Range]) {
+        let firstDay = from.map { dayStart($0) == $0 ? $0 : dayStart($0) + day }
+        let endDay = to.map(dayStart)
+        if let firstDay, let endDay, firstDay >= endDay { return (nil, [(from, to)]) }
+        var rows: [Range] = []
+        if let from, let firstDay, firstDay != from { rows.append((from, firstDay)) }
+        if let to, let endDay, endDay != to { rows.append((endDay, to)) }
+        return ((firstDay, endDay), rows)
+    }
+
+    /// The start of the UTC day that holds `seconds`.
+    static func dayStart(_ seconds: Int64) -> Int64 {
+        seconds - ((seconds % day) + day) % day
+    }
+
+    private func addRollups(_ db: any SQLDatabase, to figures: inout Figures, livemode: Bool, days: Range, actor: String?) async throws {
+        func within(_ builder: SQLSelectBuilder) -> SQLSelectBuilder {
+            var builder = builder.where("livemode", .equal, livemode)
+            if let from = days.from { builder = builder.where("day", .greaterThanOrEqual, from) }
+            if let to = days.to { builder = builder.where("day", .lessThan, to) }
+            return builder
+        }
+        // PostgreSQL sums BIGINTs as NUMERIC; the cast makes them integers on both engines.
+        func sum(_ column: String) -> any SQLExpression { SQLQueryString("CAST(sum(\(ident: column)) AS BIGINT)") }
+        var outcomes = within(db.select().column("actor").column("outcome").column(sum("n"), as: "n")
+            .column(sum("offer_shown"), as: "offer_shown").column(sum("offer_accepted"), as: "offer_accepted")
+            .column(sum("pause_shown"), as: "pause_shown").column(sum("pause_accepted"), as: "pause_accepted")
+            .from("cancel_flow_daily"))
+        if let actor { outcomes = outcomes.where("actor", .equal, actor) }
+        for row in try await outcomes.groupBy("actor").groupBy("outcome").all() {
+            func int(_ column: String) throws -> Int { try row.decode(column: column, as: Int.self) }
+            figures.outcomes[try row.decode(column: "actor", as: String.self), default: [:]][try row.decode(column: "outcome", as: String.self), default: 0] += try int("n")
+            figures.offerShown += try int("offer_shown")
+            figures.offerAccepted += try int("offer_accepted")
+            figures.pauseShown += try int("pause_shown")
+            figures.pauseAccepted += try int("pause_accepted")
+        }
+        let counts = within(db.select().column("dimension").column("question_id").column("value").column(sum("n"), as: "n")
+            .from("cancel_flow_daily_counts").where("actor", .equal, actor ?? Self.everyActor))
+        for row in try await counts.groupBy("dimension").groupBy("question_id").groupBy("value").all() {
+            guard let dimension = Dimension(rawValue: try row.decode(column: "dimension", as: String.self)) else { continue }
+            figures.add(dimension, question: try row.decode(column: "question_id", as: Int.self),
+                        value: try row.decode(column: "value", as: Int.self), count: try row.decode(column: "n", as: Int.self))
+        }
+    }
+
+    private func addRows(_ db: any SQLDatabase, to figures: inout Figures, livemode: Bool, range: Range, actor: String?) async throws {
+        func within(_ builder: SQLSelectBuilder) -> SQLSelectBuilder {
+            var builder = builder.where("livemode", .equal, livemode)
+            if let from = range.from { builder = builder.where("created_at", .greaterThanOrEqual, from) }
+            if let to = range.to { builder = builder.where("created_at", .lessThan, to) }
+            if let actor { builder = builder.where("actor", .equal, actor) }
+            return builder
+        }
+        let count = SQLFunction("count", args: SQLLiteral.all)
+        let dimensions = [
+            "actor", "outcome", "last_step_seen", "pause_duration_days", "offer_shown", "offer_accepted", "pause_shown",
+            "pause_accepted",
+        ]
+        // One grouped pass over the responses (index-only, see the funnel index).
+        var grouped = within(db.select().columns(dimensions.map { SQLColumn($0) }).column(count, as: "n").from("cancel_flow_responses"))
+        for dimension in dimensions { grouped = grouped.groupBy(dimension) }
+        for row in try await grouped.all() {
+            let n = try row.decode(column: "n", as: Int.self)
+            func flag(_ column: String) throws -> Bool { try row.decode(column: column, as: Bool.self) }
+            figures.outcomes[try row.decode(column: "actor", as: String.self), default: [:]][try row.decode(column: "outcome", as: String.self), default: 0] += n
+            if try flag("offer_shown") { figures.offerShown += n }
+            if try flag("offer_accepted") { figures.offerAccepted += n }
+            if try flag("pause_shown") { figures.pauseShown += n }
+            if try flag("pause_accepted") {
+                figures.pauseAccepted += n
+                if let days = try row.decode(column: "pause_duration_days", as: Int?.self) { figures.add(.pauseDays, question: 0, value: days, count: n) }
+            }
+            figures.add(.step, question: 0, value: try row.decode(column: "last_step_seen", as: Int.self), count: n)
+        }
+        // One grouped pass over the answers.
+        for row in try await within(db.select().column("question_id").column("option_id").column("has_text").column(count, as: "n")
+            .from("cancel_flow_answers")).groupBy("question_id").groupBy("option_id").groupBy("has_text").all()
+        {
+            let question = try row.decode(column: "question_id", as: Int.self)
+            let n = try row.decode(column: "n", as: Int.self)
+            if let option = try row.decode(column: "option_id", as: Int?.self) { figures.add(.option, question: question, value: option, count: n) }
+            if try row.decode(column: "has_text", as: Bool.self) { figures.add(.freeText, question: question, value: 0, count: n) }
+        }
+    }
+
+    /// The newest free-text answers to `question` in `[from, to)`, newest first.
+    func freeTextSamples(
+        _ db: any SQLDatabase, question: Int, livemode: Bool, from: Int64?, to: Int64?, actor: String?, limit: Int
+    ) async throws -> [String] {
+        var builder = db.select().column("free_text").from("cancel_flow_answers").where("livemode", .equal, livemode)
+            .where("question_id", .equal, question).where("has_text", .equal, true)
+        if let from { builder = builder.where("created_at", .greaterThanOrEqual, from) }
+        if let to { builder = builder.where("created_at", .lessThan, to) }
+        if let actor { builder = builder.where("actor", .equal, actor) }
+        return try await builder.orderBy("created_at", .descending).limit(limit).all()
+            .map { try $0.decode(column: "free_text", as: String.self) }
+    }
+}

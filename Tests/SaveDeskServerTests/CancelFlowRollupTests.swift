@@ -1,0 +1,171 @@
+import Foundation
+import SQLKit
+import SaveDeskAPI
+@testable import SaveDeskServer
+import Testing
+
+/// The cancel-flow funnel reads daily rollups for whole days and rows only for the partial
+/// days at the ends of its range; whatever the range, it must count what a hand count does.
+@Suite("Cancel-flow rollups")
+struct CancelFlowRollupTests {
+    typealias Response = Components.Schemas.CancelFlowResponse
+    typealias Analytics = Components.Schemas.CancelFlowAnalytics
+
+    /// A response as submitted, with who submitted it and when.
+    struct Submitted {
+        var actor: String
+        var at: Date
+        var response: Response
+    }
+
+    /// A small deterministic generator, so a failure can be replayed.
+    struct Generator {
+        var state: UInt64
+        mutating func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+    }
+
+    static let actors = [(TestServer.appKey, "app"), (TestServer.operatorKey, "Marco (support)"),
+                         ("sk_test_savedesk_demo_priya_0001", "Priya (support lead)")]
+
+    /// Submits `count` varied responses over about four days, at uneven times.
+    static func submit(_ count: Int, to server: TestServer, generator: inout Generator) async throws -> [Submitted] {
+        var submitted: [Submitted] = []
+        let outcomes: [Response.OutcomePayload] = [.cancelled, .retained, .paused, .dismissed]
+        for index in 0..<count {
+            server.clock.advance(by: Double(generator.next(8 * 3_600)))
+            let (key, actor) = actors[generator.next(actors.count)]
+            let outcome = outcomes[generator.next(outcomes.count)]
+            let pauseDays: Int? = outcome == .paused ? [7, 14, 30][generator.next(3)] : nil
+            let text = generator.next(3) == 0 ? "reason \(index)" : nil
+            var answers: [Components.Schemas.CancelFlowAnswer] = [.init(questionId: 1, selectedOptionId: 11 + generator.next(4))]
+            if let text { answers.append(.init(questionId: 3, freeText: text)) }
+            let response = Response(
+                userId: ["cus_ava", "cus_ben", "cus_chloe", "cus_quinn"][generator.next(4)], productId: "premium_monthly",
+                outcome: outcome, offerShown: generator.next(2) == 0, offerAccepted: outcome == .retained,
+                pauseShown: outcome == .paused || generator.next(2) == 0, pauseAccepted: outcome == .paused,
+                pauseDurationDays: pauseDays, lastStepSeen: 1 + generator.next(3),
+                answers: answers
+            )
+            _ = try await server.client(key: key).submitCancelFlowResponse(body: .json(response)).ok
+            submitted.append(Submitted(actor: actor, at: server.clock.now(), response: response))
+        }
+        return submitted
+    }
+
+    /// What the funnel must say for `[from, to)` and `actor`, counted by hand.
+    static func expectMatch(_ report: Analytics, _ submitted: [Submitted], from: Date?, to: Date?, actor: String?,
+                            sourceLocation: SourceLocation = #_sourceLocation) {
+        let chosen = submitted.filter { item in
+            let seconds = Int64(item.at.timeIntervalSince1970)
+            return from.map { seconds >= Int64($0.timeIntervalSince1970) } ?? true
+                && to.map { seconds < Int64($0.timeIntervalSince1970) } ?? true && actor.map { $0 == item.actor } ?? true
+        }
+        let responses = chosen.map(\.response)
+        func count(_ outcome: Response.OutcomePayload) -> Int { responses.filter { $0.outcome == outcome }.count }
+        let context = "from \(from.map { "\($0)" } ?? "-") to \(to.map { "\($0)" } ?? "-") actor \(actor ?? "-")"
+        #expect(report.outcomes.total == responses.count, "\(context)", sourceLocation: sourceLocation)
+        let outcomes: [Int] = [report.outcomes.cancelled, report.outcomes.retained, report.outcomes.paused, report.outcomes.dismissed]
+        let countedOutcomes: [Int] = [count(.cancelled), count(.retained), count(.paused), count(.dismissed)]
+        #expect(outcomes == countedOutcomes, "\(context)", sourceLocation: sourceLocation)
+        let flags: [Int] = [report.offerShown, report.offerAccepted, report.pauseShown, report.pauseAccepted]
+        let countedFlags: [Int] = [responses.filter { $0.offerShown }.count, responses.filter { $0.offerAccepted }.count,
+                                   responses.filter { $0.pauseShown }.count, responses.filter { $0.pauseAccepted }.count]
+        #expect(flags == countedFlags, "\(context)", sourceLocation: sourceLocation)
+        func tally(_ values: [Int]) -> [String] {
+            let counts = Dictionary(grouping: values, by: { $0 }).mapValues { $0.count }
+            return counts.keys.sorted().map { "\($0):\(counts[$0] ?? 0)" }
+        }
+        let durations: [String] = report.pauseDurations.map { "\($0.key):\($0.count)" }
+        #expect(durations == tally(responses.compactMap { $0.pauseDurationDays }), "\(context)", sourceLocation: sourceLocation)
+        let steps: [String] = report.lastStepReached.map { "\($0.key):\($0.count)" }
+        #expect(steps == tally(responses.map { $0.lastStepSeen }), "\(context)", sourceLocation: sourceLocation)
+        let why = report.questions.first { $0.questionId == 1 }
+        #expect(why?.answers.map(\.count) == (11...14).map { option in
+            responses.filter { $0.answers.first?.selectedOptionId == option }.count
+        }, "\(context)", sourceLocation: sourceLocation)
+        #expect(report.questions.first { $0.questionId == 3 }?.freeTextCount == responses.filter { $0.answers.count == 2 }.count,
+                "\(context)", sourceLocation: sourceLocation)
+        let perActor = Dictionary(grouping: chosen, by: { $0.actor }).mapValues { $0.count }
+        let expectedOperators = perActor.keys.sorted().map { "\($0):\(perActor[$0] ?? 0)" }
+        let reportedOperators = report.operators.map { "\($0._operator):\($0.outcomes.total)" }
+        #expect(reportedOperators == expectedOperators, "\(context)", sourceLocation: sourceLocation)
+    }
+
+    @Test func anyRangeCountsWhatAHandCountDoes() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        var generator = Generator(state: 20_261_123)
+        let submitted = try await Self.submit(40, to: server, generator: &generator)
+        let desk = server.desk
+        let first = submitted[0].at.timeIntervalSince1970, last = submitted[submitted.count - 1].at.timeIntervalSince1970
+        let midnight = Double(CancelFlowResponseRepository.dayStart(Int64(first))) + 86_400
+        // Open ends, exact midnights, ranges inside one day, and ranges across several.
+        let open: Date? = nil
+        var ranges: [(Date?, Date?)] = [(open, open), (Date(timeIntervalSince1970: midnight), open), (open, Date(timeIntervalSince1970: midnight)),
+                                        (Date(timeIntervalSince1970: midnight), Date(timeIntervalSince1970: midnight + 86_400)),
+                                        (Date(timeIntervalSince1970: midnight + 3_600), Date(timeIntervalSince1970: midnight + 7_200))]
+        for _ in 0..<20 {
+            let a = first - 3_600 + Double(generator.next(Int(last - first) + 7_200))
+            let b = first - 3_600 + Double(generator.next(Int(last - first) + 7_200))
+            guard a != b else { continue }
+            ranges.append((Date(timeIntervalSince1970: min(a, b)), generator.next(4) == 0 ? open : Date(timeIntervalSince1970: max(a, b))))
+        }
+        for (from, to) in ranges {
+            for actor in [nil, "Marco (support)", "app"] as [String?] {
+                let report = try await desk.getCancelFlowAnalytics(query: .init(from: from, to: to, _operator: actor)).ok.body.json
+                Self.expectMatch(report, submitted, from: from, to: to, actor: actor)
+            }
+        }
+    }
+
+    @Test func wholeDaysAreReadFromTheRollupsNotTheRows() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        var generator = Generator(state: 7)
+        let submitted = try await Self.submit(20, to: server, generator: &generator)
+        let midnight = Date(timeIntervalSince1970: Double(CancelFlowResponseRepository.dayStart(Int64(submitted[0].at.timeIntervalSince1970)) + 86_400))
+        let wholeDays = try await server.desk.getCancelFlowAnalytics(query: .init(from: midnight)).ok.body.json
+        let partial = try await server.desk.getCancelFlowAnalytics(query: .init(from: midnight.addingTimeInterval(60))).ok.body.json
+        #expect(wholeDays.outcomes.total > 0)
+        // Without the rows, whole days still count in full; a range that starts mid-day loses
+        // only what its partial first day read from the rows.
+        try await server.running.store.exclusive { db in
+            try await db.delete(from: "cancel_flow_answers").run()
+            try await db.delete(from: "cancel_flow_responses").run()
+        }
+        // (The free-text samples are quotes, read from the rows.)
+        func withoutSamples(_ report: Analytics) -> Analytics {
+            var report = report
+            for index in report.questions.indices { report.questions[index].freeTextSamples = [] }
+            return report
+        }
+        let withoutRows = try await server.desk.getCancelFlowAnalytics(query: .init(from: midnight)).ok.body.json
+        #expect(withoutSamples(withoutRows) == withoutSamples(wholeDays))
+        let afterwards = try await server.desk.getCancelFlowAnalytics(query: .init(from: midnight.addingTimeInterval(60))).ok.body.json
+        let firstDay = submitted.filter { $0.at >= midnight.addingTimeInterval(60) && $0.at < midnight.addingTimeInterval(86_400) }.count
+        #expect(afterwards.outcomes.total == partial.outcomes.total - firstDay)
+    }
+
+    @Test func theMigrationRollsUpResponsesStoredBeforeIt() async throws {
+        let server = try await TestServer.start()
+        var generator = Generator(state: 99)
+        let submitted = try await Self.submit(25, to: server, generator: &generator)
+        // The store as it was before migration 6: no rollups.
+        try await server.running.store.exclusive { db in
+            try await db.raw("DROP TABLE cancel_flow_daily").run()
+            try await db.raw("DROP TABLE cancel_flow_daily_counts").run()
+            try await db.delete(from: "schema_migrations").where("version", .equal, 6).run()
+        }
+        await server.stop()
+        let restarted = try await TestServer.start(directory: server.directory, clock: server.clock, seed: false)
+        defer { Task { await restarted.stop() } }
+        let report = try await restarted.desk.getCancelFlowAnalytics(query: .init()).ok.body.json
+        Self.expectMatch(report, submitted, from: nil, to: nil, actor: nil)
+        let midnight = Date(timeIntervalSince1970: Double(CancelFlowResponseRepository.dayStart(Int64(submitted[0].at.timeIntervalSince1970)) + 86_400))
+        let marco = try await restarted.desk.getCancelFlowAnalytics(query: .init(from: midnight, _operator: "Marco (support)")).ok.body.json
+        Self.expectMatch(marco, submitted, from: midnight, to: nil, actor: "Marco (support)")
+    }
+}
