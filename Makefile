@@ -4,9 +4,10 @@ SWIFT ?= swift
 export SWIFT_BACKTRACE ?= interactive=no
 
 # System packages the build and the tests need: curses headers, pkg-config, tmux for the
-# terminal end-to-end tests, SQLite for the store, curl for the fuzz stage; PostgreSQL (the
-# store's second engine) only for test-postgres and postgres-demo.
-APT_PACKAGES := libncurses-dev pkg-config tmux libsqlite3-dev curl
+# terminal end-to-end tests, SQLite for the store, PostgreSQL (the store's second engine: the
+# tests' second pass, the bench and postgres-demo run it on a throwaway cluster), curl for the
+# fuzz stage.
+APT_PACKAGES := libncurses-dev pkg-config tmux libsqlite3-dev postgresql curl
 
 # A throwaway Python venv (inside .build, never committed) for the tests' Python peers: Apple's
 # App Store Server Library (interop of SaveDesk-signed data) and schemathesis (the fuzz stage).
@@ -14,7 +15,7 @@ APT_PACKAGES := libncurses-dev pkg-config tmux libsqlite3-dev curl
 VENV := .build/python
 PYTHON_PACKAGES := schemathesis==4.32.5 hypothesis==6.170.15 app-store-server-library==3.1.2
 
-.PHONY: test build deps bench demo fuzz postgres-demo test-postgres postgres-deps
+.PHONY: test build deps bench demo fuzz postgres-demo test-postgres
 
 # Installs whatever of APT_PACKAGES is missing: with apt-get as root, with sudo where it works
 # without a password, otherwise prints the one command to run and stops.
@@ -38,20 +39,17 @@ deps:
 build: deps
 	$(SWIFT) build
 
-# Suites whose servers keep their data in TestDatabase, run on a throwaway PostgreSQL cluster
-# (with the two-instance tests). Not yet part of `make test`: see issue 14's closing note.
+# Suites whose servers keep their data in TestDatabase: `make test` runs them a second time on a
+# throwaway PostgreSQL cluster (with the two-instance tests), started for the run and removed after.
 POSTGRES_SUITES := SaveDeskServerTests|SaveDeskClientTests|SaveDeskCommandTests|SaveDeskViewModelsTests
 
-postgres-deps: deps
-	@dpkg-query -W -f='$${Status}' postgresql 2>/dev/null | grep -q "ok installed" || \
-	  $(MAKE) deps APT_PACKAGES=postgresql
-
-test-postgres: postgres-deps $(VENV)/.installed
+# The PostgreSQL pass alone.
+test-postgres: deps $(VENV)/.installed
 	$(SWIFT) build --build-tests
 	SAVEDESK_APPLE_PYTHON=$(abspath $(VENV))/bin/python scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
 
 # The backend on a throwaway PostgreSQL cluster, with the demo data (see scripts/postgres-demo.sh).
-postgres-demo: postgres-deps
+postgres-demo: deps
 	$(SWIFT) build --product savedesk
 	scripts/postgres-demo.sh $$($(SWIFT) build --show-bin-path)/savedesk
 
@@ -65,10 +63,12 @@ $(VENV)/.installed:
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check $(PYTHON_PACKAGES)
 	touch $@
 
-# Every test (on SQLite), then the fuzz stage (schemathesis against a running server, about 1.5 minutes).
+# Every test on SQLite; the server, client, command and view-model suites again on PostgreSQL
+# (about 2.5 minutes); then the fuzz stage (schemathesis against a running server, about 1.5 minutes).
 test: deps $(VENV)/.installed
 	$(SWIFT) build --build-tests
 	SAVEDESK_APPLE_PYTHON=$(abspath $(VENV))/bin/python $(SWIFT) test --skip-build
+	SAVEDESK_APPLE_PYTHON=$(abspath $(VENV))/bin/python scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
 	scripts/fuzz.sh $$($(SWIFT) build --show-bin-path)/savedesk $(VENV)/bin/schemathesis
 
 # The fuzz stage alone.
@@ -76,9 +76,11 @@ fuzz: deps $(VENV)/.installed
 	$(SWIFT) build --product savedesk
 	scripts/fuzz.sh $$($(SWIFT) build --show-bin-path)/savedesk $(VENV)/bin/schemathesis
 
-# Performance figures (not a test): backend req/s and p50/p99 for GET cancel-flow config and a
-# durable mutation, next to a bare Hummingbird route in the same run. Release build.
+# Performance figures (not a test): backend req/s and p50/p99 for GET cancel-flow config, a
+# durable mutation (SQLite; PostgreSQL with one and two instances) and customer search, next to a
+# bare Hummingbird route in the same run; the cancel-flow funnel over 10M responses on both
+# engines; the terminal UI next to Textual. Release build; a throwaway PostgreSQL cluster.
 bench: deps
 	$(SWIFT) build -c release --product savedesk-bench
 	$(SWIFT) build -c release --product savedesk
-	$$($(SWIFT) build -c release --show-bin-path)/savedesk-bench --seconds 5 --runs 5 --concurrency 16
+	scripts/with-postgres.sh $$($(SWIFT) build -c release --show-bin-path)/savedesk-bench --seconds 5 --runs 5 --concurrency 16

@@ -44,12 +44,19 @@ let seconds = Double(argument("--seconds", default: 4))
 let concurrency = argument("--concurrency", default: 16)
 let runs = argument("--runs", default: 3)
 
+/// Runs `scenario` for `seconds` with `concurrency` workers; with several base URLs (instances
+/// of one service), the workers are spread over them in turn.
 func run(_ scenario: Scenario, baseURL: String, client: HTTPClient) async -> RunResult {
+    await run(scenario, baseURLs: [baseURL], client: client)
+}
+
+func run(_ scenario: Scenario, baseURLs: [String], client: HTTPClient) async -> RunResult {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     let counter = Counter()
     let start = ContinuousClock.now
     let perWorker = await withTaskGroup(of: ([Double], Int).self) { group in
-        for _ in 0..<concurrency {
+        for worker in 0..<concurrency {
+            let baseURL = baseURLs[worker % baseURLs.count]
             group.addTask {
                 var latencies: [Double] = []
                 var failures = 0
@@ -122,6 +129,14 @@ _ = try await DemoSeed.apply(file: seedPath, config: config, databasePath: searc
 try await SearchBench.generate(count: searchCount, databasePath: searchDatabase)
 let savedeskSearch = try await SaveDeskBackend.start(config: config, databasePath: searchDatabase)
 
+// PostgreSQL (when the run has a cluster: `make bench` starts one): two instances on one database.
+let postgresURL = ProcessInfo.processInfo.environment["SAVEDESK_TEST_POSTGRES"].map { $0 + "/postgres" }
+var postgresInstances: [SaveDeskBackend.Running] = []
+if let postgresURL {
+    _ = try await DemoSeed.apply(file: seedPath, config: config, databasePath: postgresURL)
+    for _ in 0..<2 { postgresInstances.append(try await SaveDeskBackend.start(config: config, databasePath: postgresURL)) }
+}
+
 let router = Router()
 router.get("/bare") { _, _ in "ok" }
 let (barePort, bound) = AsyncStream<Int>.makeStream()
@@ -141,22 +156,34 @@ let operatorKey = [("X-ZeroSettle-Key", "sk_test_savedesk_demo_marco_0001")]
 let respondBody: @Sendable (Int) -> String = { _ in
     #"{"user_id":"cus_ava","product_id":"premium_monthly","outcome":"retained","offer_shown":true,"offer_accepted":true,"pause_shown":false,"pause_accepted":false,"last_step_seen":3,"answers":[{"question_id":1,"selected_option_id":11}]}"#
 }
-let scenarios: [(Scenario, String)] = [
-    (Scenario(name: "bare Hummingbird GET /bare", method: .GET, path: "/bare", body: nil, headers: []), bareURL),
-    (Scenario(name: "GET /v1/iap/cancel-flow", method: .GET, path: "/v1/iap/cancel-flow", body: nil, headers: key), savedesk.baseURL),
-    (Scenario(name: "POST cancel-flow/respond (synchronous=FULL)", method: .POST, path: "/v1/iap/cancel-flow/respond",
-              body: respondBody, headers: key), savedesk.baseURL),
-    (Scenario(name: "POST cancel-flow/respond (synchronous=NORMAL)", method: .POST, path: "/v1/iap/cancel-flow/respond",
-              body: respondBody, headers: key), savedeskNormal.baseURL),
-    (Scenario(name: "GET customers?query=<an email> (\(searchCount / 1000)k)", method: .GET,
-              path: "/v1/desk/customers?query=customer4242%40bench&per_page=15", body: nil, headers: operatorKey), savedeskSearch.baseURL),
-    (Scenario(name: "GET customers?query=okafor (\(searchCount / 1000)k)", method: .GET, path: "/v1/desk/customers?query=okafor&per_page=15",
-              body: nil, headers: operatorKey), savedeskSearch.baseURL),
-    (Scenario(name: "GET customers?query=ha (\(searchCount / 1000)k)", method: .GET, path: "/v1/desk/customers?query=ha&per_page=15",
-              body: nil, headers: operatorKey), savedeskSearch.baseURL),
-    (Scenario(name: "GET customers, first page (\(searchCount / 1000)k)", method: .GET, path: "/v1/desk/customers?per_page=15",
-              body: nil, headers: operatorKey), savedeskSearch.baseURL),
+/// A response from one of the demo customers in turn: one customer's changes queue on its lock,
+/// so a load meant to show several instances working at once spreads over customers.
+let spreadRespondBody: @Sendable (Int) -> String = { n in
+    let customer = FunnelBench.customers[n % FunnelBench.customers.count]
+    return #"{"user_id":"\#(customer)","product_id":"premium_monthly","outcome":"retained","offer_shown":true,"offer_accepted":true,"pause_shown":false,"pause_accepted":false,"last_step_seen":3,"answers":[{"question_id":1,"selected_option_id":11}]}"#
+}
+let postgresScenarios: [(Scenario, [String])] = postgresInstances.isEmpty ? [] : [
+    (Scenario(name: "POST respond, PostgreSQL, one instance", method: .POST, path: "/v1/iap/cancel-flow/respond",
+              body: spreadRespondBody, headers: key), [postgresInstances[0].baseURL]),
+    (Scenario(name: "POST respond, PostgreSQL, two instances", method: .POST, path: "/v1/iap/cancel-flow/respond",
+              body: spreadRespondBody, headers: key), postgresInstances.map(\.baseURL)),
 ]
+let scenarios: [(Scenario, [String])] = [
+    (Scenario(name: "bare Hummingbird GET /bare", method: .GET, path: "/bare", body: nil, headers: []), [bareURL]),
+    (Scenario(name: "GET /v1/iap/cancel-flow", method: .GET, path: "/v1/iap/cancel-flow", body: nil, headers: key), [savedesk.baseURL]),
+    (Scenario(name: "POST cancel-flow/respond (synchronous=FULL)", method: .POST, path: "/v1/iap/cancel-flow/respond",
+              body: respondBody, headers: key), [savedesk.baseURL]),
+    (Scenario(name: "POST cancel-flow/respond (synchronous=NORMAL)", method: .POST, path: "/v1/iap/cancel-flow/respond",
+              body: respondBody, headers: key), [savedeskNormal.baseURL]),
+    (Scenario(name: "GET customers?query=<an email> (\(searchCount / 1000)k)", method: .GET,
+              path: "/v1/desk/customers?query=customer4242%40bench&per_page=15", body: nil, headers: operatorKey), [savedeskSearch.baseURL]),
+    (Scenario(name: "GET customers?query=okafor (\(searchCount / 1000)k)", method: .GET, path: "/v1/desk/customers?query=okafor&per_page=15",
+              body: nil, headers: operatorKey), [savedeskSearch.baseURL]),
+    (Scenario(name: "GET customers?query=ha (\(searchCount / 1000)k)", method: .GET, path: "/v1/desk/customers?query=ha&per_page=15",
+              body: nil, headers: operatorKey), [savedeskSearch.baseURL]),
+    (Scenario(name: "GET customers, first page (\(searchCount / 1000)k)", method: .GET, path: "/v1/desk/customers?per_page=15",
+              body: nil, headers: operatorKey), [savedeskSearch.baseURL]),
+] + postgresScenarios
 
 var configuration = HTTPClient.Configuration()
 configuration.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: concurrency)
@@ -164,11 +191,11 @@ let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: confi
 
 print("SaveDesk bench · \(machine()) · \(concurrency) concurrent clients · \(runs) runs of \(Int(seconds)) s each")
 print("scenario".padding(toLength: 44, withPad: " ", startingAt: 0) + "  req/s median (min–max)      p50 ms   p99 ms  failures")
-for (scenario, baseURL) in scenarios {
+for (scenario, baseURLs) in scenarios {
     _ = await run(Scenario(name: "", method: scenario.method, path: scenario.path, body: scenario.body, headers: scenario.headers),
-                  baseURL: baseURL, client: client)  // warm-up
+                  baseURLs: baseURLs, client: client)  // warm-up
     var results: [RunResult] = []
-    for _ in 0..<runs { results.append(await run(scenario, baseURL: baseURL, client: client)) }
+    for _ in 0..<runs { results.append(await run(scenario, baseURLs: baseURLs, client: client)) }
     let throughputs = results.map(\.throughput).sorted()
     let median = results.sorted { $0.throughput < $1.throughput }[results.count / 2]
     let line = scenario.name.padding(toLength: 44, withPad: " ", startingAt: 0)
@@ -176,21 +203,29 @@ for (scenario, baseURL) in scenarios {
                  throughputs.last!, median.percentile(0.5), median.percentile(0.99), results.map(\.failures).reduce(0, +))
     print(line)
 }
-// The cancel-flow funnel over a million generated responses (goal: ≤ 500 ms).
-let funnelCount = argument("--funnel-responses", default: 1_000_000)
+// The cancel-flow funnel over ten million generated responses over 90 days (goal: ≤ 20 ms), on
+// each engine: the real analytics endpoint, all time, one operator, and the last 30 days.
+let funnelCount = argument("--funnel-responses", default: 10_000_000)
 if funnelCount > 0 {
-    let generated = ContinuousClock.now
-    try await FunnelBench.generate(count: funnelCount, databasePath: database)
-    print("\ncancel-flow funnel over \(funnelCount) generated responses (written in \(ContinuousClock.now - generated))")
-    let from = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-30 * 86_400))
-    for (name, query) in [("all time", ""), ("one operator", "?operator=Marco%20(support)"), ("last 30 days", "?from=\(from)")] {
-        var times: [Double] = []
-        for _ in 0..<(runs + 1) {
-            times.append(try await FunnelBench.time(savedesk.baseURL + "/v1/desk/analytics/cancel-flow" + query, key: "sk_test_savedesk_demo_marco_0001", client: client))
+    var engines = [("SQLite", database, savedesk.baseURL)]
+    if let postgresURL, let first = postgresInstances.first { engines.append(("PostgreSQL", postgresURL, first.baseURL)) }
+    for (engine, location, baseURL) in engines {
+        let generated = ContinuousClock.now
+        let store = try await Store.open(path: location, logger: Logger(label: "bench"))
+        try await store.loadGeneratedResponses(count: funnelCount, days: 90, customers: FunnelBench.customers)
+        await store.close()
+        print("\ncancel-flow funnel, \(engine), over \(funnelCount) generated responses (written in \(ContinuousClock.now - generated))")
+        let from = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-30 * 86_400))
+        for (name, query) in [("all time", ""), ("one operator", "?operator=Marco%20(support)"), ("last 30 days", "?from=\(from)")] {
+            var times: [Double] = []
+            for _ in 0..<(runs * 4 + 1) {
+                times.append(try await FunnelBench.time(baseURL + "/v1/desk/analytics/cancel-flow" + query, key: "sk_test_savedesk_demo_marco_0001", client: client))
+            }
+            let measured = Array(times.dropFirst()).sorted()  // the first run warms the caches
+            print(name.padding(toLength: 44, withPad: " ", startingAt: 0)
+                + String(format: "  %8.1f ms median (%.1f–%.1f, p90 %.1f)", measured[measured.count / 2], measured.first!, measured.last!,
+                         measured[Int(Double(measured.count) * 0.9)]))
         }
-        let measured = Array(times.dropFirst()).sorted()  // the first run warms the page cache
-        print(name.padding(toLength: 44, withPad: " ", startingAt: 0)
-            + String(format: "  %8.0f ms median (%.0f–%.0f)", measured[measured.count / 2], measured.first!, measured.last!))
     }
 }
 // The terminal UI, against this process's server (the savedesk binary is built next to this one).
@@ -205,4 +240,5 @@ bareTask.cancel()
 await savedesk.stop()
 await savedeskNormal.stop()
 await savedeskSearch.stop()
+for instance in postgresInstances { await instance.stop() }
 try? FileManager.default.removeItem(at: directory)

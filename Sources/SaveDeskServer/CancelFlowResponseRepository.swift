@@ -219,7 +219,7 @@ struct CancelFlowResponseRepository: Sendable {
             "actor", "outcome", "last_step_seen", "pause_duration_days", "offer_shown", "offer_accepted", "pause_shown",
             "pause_accepted",
         ]
-        // One grouped pass over the responses (index-only, see the funnel index).
+        // One grouped pass over the responses of the range (an index range, see the funnel index).
         var grouped = within(db.select().columns(dimensions.map { SQLColumn($0) }).column(count, as: "n").from("cancel_flow_responses"))
         for dimension in dimensions { grouped = grouped.groupBy(dimension) }
         for row in try await grouped.all() {
