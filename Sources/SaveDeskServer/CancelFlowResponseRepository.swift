@@ -156,15 +156,15 @@ struct CancelFlowResponseRepository: Sendable {
     }
 
     /// A time range, either end open (nil).
-    typealias Range = (from: Int64?, to: Int64?)
+    typealias Span = (from: Int64?, to: Int64?)
 
     /// `[from, to)` as whole UTC days (read from the rollups) and the partial days at its ends
     /// (read from the rows). A range within one day is all rows.
-    static func split(from: Int64?, to: Int64?) -> (days: Range?, rows: [Range]) {
+    static func split(from: Int64?, to: Int64?) -> (days: Span?, rows: [Span]) {
         let firstDay = from.map { dayStart($0) == $0 ? $0 : dayStart($0) + day }
         let endDay = to.map(dayStart)
         if let firstDay, let endDay, firstDay >= endDay { return (nil, [(from, to)]) }
-        var rows: [Range] = []
+        var rows: [Span] = []
         if let from, let firstDay, firstDay != from { rows.append((from, firstDay)) }
         if let to, let endDay, endDay != to { rows.append((endDay, to)) }
         return ((firstDay, endDay), rows)
@@ -175,7 +175,7 @@ struct CancelFlowResponseRepository: Sendable {
         seconds - ((seconds % day) + day) % day
     }
 
-    private func addRollups(_ db: any SQLDatabase, to figures: inout Figures, livemode: Bool, days: Range, actor: String?) async throws {
+    private func addRollups(_ db: any SQLDatabase, to figures: inout Figures, livemode: Bool, days: Span, actor: String?) async throws {
         func within(_ builder: SQLSelectBuilder) -> SQLSelectBuilder {
             var builder = builder.where("livemode", .equal, livemode)
             if let from = days.from { builder = builder.where("day", .greaterThanOrEqual, from) }
@@ -206,7 +206,7 @@ struct CancelFlowResponseRepository: Sendable {
         }
     }
 
-    private func addRows(_ db: any SQLDatabase, to figures: inout Figures, livemode: Bool, range: Range, actor: String?) async throws {
+    private func addRows(_ db: any SQLDatabase, to figures: inout Figures, livemode: Bool, range: Span, actor: String?) async throws {
         func within(_ builder: SQLSelectBuilder) -> SQLSelectBuilder {
             var builder = builder.where("livemode", .equal, livemode)
             if let from = range.from { builder = builder.where("created_at", .greaterThanOrEqual, from) }

@@ -23,6 +23,8 @@ extension Store {
         let actor = pick(actors, by: "(\(h) / 4)")
         let at = "(\(end - span) + i * \(span) / \(count))"
         try await exclusive { db in
+            // Millions of rows take longer than a request's statement may.
+            if kind == .postgres { try await db.raw("SET statement_timeout = 0").run() }
             try await db.raw(SQLQueryString("""
                 INSERT INTO cancel_flow_responses (
                     id, customer_id, product_id, outcome, offer_shown, offer_accepted, pause_shown, pause_accepted,
@@ -44,6 +46,7 @@ extension Store {
             try await db.raw("DELETE FROM cancel_flow_daily_counts").run()
             for statement in Schema.fillRollups { try await db.raw(SQLQueryString(statement)).run() }
             try await db.raw("ANALYZE").run()
+            if kind == .postgres { try await db.raw("RESET statement_timeout").run() }
         }
     }
 }
