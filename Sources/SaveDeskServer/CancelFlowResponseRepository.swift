@@ -206,14 +206,17 @@ struct CancelFlowResponseRepository: Sendable {
         }
     }
 
+    /// `builder` narrowed to rows (responses or answers) of one mode, created in `span`, by `actor`.
+    private static func rows(_ builder: SQLSelectBuilder, livemode: Bool, span: Span, actor: String?) -> SQLSelectBuilder {
+        var builder = builder.where("livemode", .equal, livemode)
+        if let from = span.from { builder = builder.where("created_at", .greaterThanOrEqual, from) }
+        if let to = span.to { builder = builder.where("created_at", .lessThan, to) }
+        if let actor { builder = builder.where("actor", .equal, actor) }
+        return builder
+    }
+
     private func addRows(_ db: any SQLDatabase, to figures: inout Figures, livemode: Bool, range: Span, actor: String?) async throws {
-        func within(_ builder: SQLSelectBuilder) -> SQLSelectBuilder {
-            var builder = builder.where("livemode", .equal, livemode)
-            if let from = range.from { builder = builder.where("created_at", .greaterThanOrEqual, from) }
-            if let to = range.to { builder = builder.where("created_at", .lessThan, to) }
-            if let actor { builder = builder.where("actor", .equal, actor) }
-            return builder
-        }
+        func within(_ builder: SQLSelectBuilder) -> SQLSelectBuilder { Self.rows(builder, livemode: livemode, span: range, actor: actor) }
         let count = SQLFunction("count", args: SQLLiteral.all)
         let dimensions = [
             "actor", "outcome", "last_step_seen", "pause_duration_days", "offer_shown", "offer_accepted", "pause_shown",
@@ -250,11 +253,8 @@ struct CancelFlowResponseRepository: Sendable {
     func freeTextSamples(
         _ db: any SQLDatabase, question: Int, livemode: Bool, from: Int64?, to: Int64?, actor: String?, limit: Int
     ) async throws -> [String] {
-        var builder = db.select().column("free_text").from("cancel_flow_answers").where("livemode", .equal, livemode)
+        let builder = Self.rows(db.select().column("free_text").from("cancel_flow_answers"), livemode: livemode, span: (from, to), actor: actor)
             .where("question_id", .equal, question).where("has_text", .equal, true)
-        if let from { builder = builder.where("created_at", .greaterThanOrEqual, from) }
-        if let to { builder = builder.where("created_at", .lessThan, to) }
-        if let actor { builder = builder.where("actor", .equal, actor) }
         return try await builder.orderBy("created_at", .descending).limit(limit).all()
             .map { try $0.decode(column: "free_text", as: String.self) }
     }

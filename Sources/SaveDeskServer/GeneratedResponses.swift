@@ -7,7 +7,9 @@ extension Store {
     /// `now`, generated inside the database in one statement per table, then rebuilds the daily
     /// rollups from all stored responses. The customers named must exist.
     public func loadGeneratedResponses(count: Int, days: Int, customers: [String], now: Date = Date()) async throws {
-        precondition(count > 0 && days > 0 && !customers.isEmpty)
+        guard count > 0, days > 0, !customers.isEmpty else {
+            throw SaveDeskError.badRequest("generated responses need a count, days and customers", code: "invalid_request")
+        }
         let end = Int64(now.timeIntervalSince1970), span = Int64(days) * 86_400
         // Row i: a pseudo-random h picks its outcome, actor and answers; times rise with i.
         let numbers = kind == .sqlite
