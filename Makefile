@@ -46,7 +46,7 @@ POSTGRES_SUITES := SaveDeskServerTests|SaveDeskClientTests|SaveDeskCommandTests|
 # The PostgreSQL pass alone.
 test-postgres: deps $(VENV)/.installed
 	$(SWIFT) build --build-tests
-	SAVEDESK_APPLE_PYTHON=$(abspath $(VENV))/bin/python scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
+	SAVEDESK_APPLE_PYTHON=$(abspath $(VENV))/bin/python scripts/summarize-failures.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
 
 # The backend on a throwaway PostgreSQL cluster, with the demo data (see scripts/postgres-demo.sh).
 postgres-demo: deps
@@ -67,8 +67,8 @@ $(VENV)/.installed:
 # (about 2.5 minutes); then the fuzz stage (schemathesis against a running server, about 1.5 minutes).
 test: deps $(VENV)/.installed
 	$(SWIFT) build --build-tests
-	SAVEDESK_APPLE_PYTHON=$(abspath $(VENV))/bin/python $(SWIFT) test --skip-build
-	SAVEDESK_APPLE_PYTHON=$(abspath $(VENV))/bin/python scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
+	SAVEDESK_APPLE_PYTHON=$(abspath $(VENV))/bin/python scripts/summarize-failures.sh $(SWIFT) test --skip-build
+	SAVEDESK_APPLE_PYTHON=$(abspath $(VENV))/bin/python scripts/summarize-failures.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
 	scripts/fuzz.sh $$($(SWIFT) build --show-bin-path)/savedesk $(VENV)/bin/schemathesis
 
 # The fuzz stage alone.

@@ -3,7 +3,8 @@ import RetentionDomain
 import SaveDeskAPI
 
 /// Thin handlers: decode (done by the generated server), call a service, encode. Errors are
-/// thrown as `SaveDeskError` and mapped to the wire envelope once, in `APIMiddleware`.
+/// thrown as `SaveDeskError` and mapped to the wire envelope once, in `APIMiddleware`. Built,
+/// with every service, by `SaveDeskBackend.buildApplication`.
 struct APIHandlers: APIProtocol {
     typealias Schemas = Components.Schemas
     let service: SubscriptionService
@@ -20,23 +21,6 @@ struct APIHandlers: APIProtocol {
     let catalog: CatalogService
     /// The cancel flow does not change while the server runs: converted once.
     let cancelFlowConfig: Schemas.CancelFlowConfig
-
-    init(service: SubscriptionService, desk: DeskService, portal: PortalService, appStore: AppStoreService) throws {
-        self.service = service
-        self.appStore = appStore
-        self.desk = desk
-        self.portal = portal
-        let switchAndSave = SwitchAndSaveService(subscriptions: service)
-        self.switchAndSave = switchAndSave
-        analytics = AnalyticsService(store: service.store, config: service.config)
-        testClock = TestClockService(subscriptions: service, appStore: appStore)
-        winBack = WinBackService(subscriptions: service)
-        retention = RetentionService(subscriptions: service)
-        checkout = CheckoutService(subscriptions: service, portal: portal, switchAndSave: switchAndSave)
-        upgrades = UpgradeService(subscriptions: service, checkout: checkout)
-        catalog = try CatalogService(subscriptions: service, switchAndSave: switchAndSave)
-        cancelFlowConfig = try WireMapping.convert(service.config.cancelFlow.config)
-    }
 
     func getProducts(_ input: Operations.GetProducts.Input) async throws -> Operations.GetProducts.Output {
         let demo = input.query.demo.flatMap { CatalogService.Demo(rawValue: $0.rawValue) }
@@ -105,7 +89,7 @@ struct APIHandlers: APIProtocol {
     func getDeskSession(_ input: Operations.GetDeskSession.Input) async throws -> Operations.GetDeskSession.Output {
         let scope = RequestScope.current
         return .ok(.init(body: .json(.init(
-            _operator: scope?.actor ?? "operator", mode: scope?.isSandbox == true ? .test : .live, serverTime: service.now()
+            _operator: scope?.actor ?? "operator", mode: scope?.isSandbox == true ? .test : .live, serverTime: service.clock.now()
         ))))
     }
 

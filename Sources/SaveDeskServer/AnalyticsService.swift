@@ -1,6 +1,5 @@
 import Foundation
 import RetentionDomain
-import SQLKit
 import SaveDeskAPI
 
 /// Cancel-flow analytics for managers: the responses' daily rollups (and the rows of partial
@@ -23,30 +22,23 @@ final class AnalyticsService: Sendable {
             throw SaveDeskError.badRequest("to must be after from", code: "invalid_range")
         }
         let livemode = RequestScope.current?.livemode ?? false
-        let count = SQLFunction("count", args: SQLLiteral.all)
-        let responses = CancelFlowResponseRepository()
         let (fromSeconds, toSeconds) = (from?.unixSeconds, to?.unixSeconds)
-        return try await store.read { db in
-            let figures = try await responses.figures(db, livemode: livemode, from: fromSeconds, to: toSeconds, actor: operatorName)
+        return try await store.read { data in
+            let figures = try await data.cancelFlow.figures(livemode: livemode, from: fromSeconds, to: toSeconds, actor: operatorName)
             let totals = figures.outcomes.values.reduce(into: [String: Int]()) { sum, counts in
                 for (outcome, n) in counts { sum[outcome, default: 0] += n }
             }
             var samples: [Int: [String]] = [:]
             for question in config.cancelFlow.config.questions where (figures.freeTexts[question.id] ?? 0) > 0 {
-                samples[question.id] = try await responses.freeTextSamples(
-                    db, question: question.id, livemode: livemode, from: fromSeconds, to: toSeconds, actor: operatorName,
+                samples[question.id] = try await data.cancelFlow.freeTextSamples(
+                    question: question.id, livemode: livemode, from: fromSeconds, to: toSeconds, actor: operatorName,
                     limit: Self.samplesPerQuestion
                 )
             }
 
             // App Store cancellations: read out in the range, and confirmed by Apple in the range.
-            func cancellations(_ column: String) async throws -> Int {
-                var builder = db.select().column(count, as: "n").from("appstore_cancellations").where("livemode", .equal, livemode)
-                    .where(SQLColumn(column), .isNot, SQLLiteral.null)
-                if let from { builder = builder.where(SQLColumn(column), .greaterThanOrEqual, SQLBind(from.unixSeconds)) }
-                if let to { builder = builder.where(SQLColumn(column), .lessThan, SQLBind(to.unixSeconds)) }
-                if let operatorName { builder = builder.where("read_out_by", .equal, operatorName) }
-                return try await builder.first()?.decode(column: "n", as: Int.self) ?? 0
+            func cancellations(_ milestone: AppStoreCancellationRecord.Milestone) async throws -> Int {
+                try await data.appStore.countCancellations(milestone, livemode: livemode, from: fromSeconds, to: toSeconds, readOutBy: operatorName)
             }
 
             return Schemas.CancelFlowAnalytics(
@@ -54,7 +46,7 @@ final class AnalyticsService: Sendable {
                 offerShown: figures.offerShown, offerAccepted: figures.offerAccepted, pauseShown: figures.pauseShown,
                 pauseAccepted: figures.pauseAccepted,
                 pauseApplied: totals["paused"] ?? 0,
-                appStoreCancellations: .init(readOut: try await cancellations("read_out_at"), confirmed: try await cancellations("confirmed_at")),
+                appStoreCancellations: .init(readOut: try await cancellations(.readOut), confirmed: try await cancellations(.confirmed)),
                 pauseDurations: figures.pauseDurations.sorted { $0.key < $1.key }.map { .init(key: String($0.key), count: $0.value) },
                 lastStepReached: figures.lastSteps.sorted { $0.key < $1.key }.map { .init(key: String($0.key), count: $0.value) },
                 questions: config.cancelFlow.config.orderedQuestions.map { question in
@@ -88,34 +80,10 @@ final class AnalyticsService: Sendable {
             throw SaveDeskError.badRequest("to must be after from", code: "invalid_range")
         }
         let livemode = RequestScope.current?.livemode ?? false
-        func within(_ builder: SQLSelectBuilder, _ column: String) -> SQLSelectBuilder {
-            var builder = builder.where("livemode", .equal, livemode)
-            if let from { builder = builder.where(SQLColumn(column), .greaterThanOrEqual, SQLBind(from.unixSeconds)) }
-            if let to { builder = builder.where(SQLColumn(column), .lessThan, SQLBind(to.unixSeconds)) }
-            return builder
-        }
-        let count = SQLFunction("count", args: SQLLiteral.all)
-        return try await store.read { db in
-            var impressions: [String: Int] = [:], conversions: [String: Int] = [:], completed: [String: Int] = [:]
-            for row in try await within(db.select().column("variant_id").column(count, as: "n").from("offer_impressions"), "created_at")
-                .groupBy("variant_id").all()
-            {
-                impressions[try row.decode(column: "variant_id", as: String.self)] = try row.decode(column: "n", as: Int.self)
-            }
-            for row in try await within(db.select().column("variant_id").column(count, as: "n").from("migration_conversions"), "created_at")
-                .groupBy("variant_id").all()
-            {
-                conversions[try row.decode(column: "variant_id", as: String.self)] = try row.decode(column: "n", as: Int.self)
-            }
-            // Completed: converted, and no App Store subscription still renewing.
-            let renewing = db.select().column("customer_id").from("subscriptions").where("livemode", .equal, livemode)
-                .where("source", .equal, "app_store").where("will_renew", .equal, true)
-                .where("status", .in, ["active", "grace_period", "past_due"])
-            for row in try await within(db.select().column("variant_id").column(count, as: "n").from("migration_conversions"), "created_at")
-                .where("customer_id", .notIn, SQLGroupExpression(renewing.select)).groupBy("variant_id").all()
-            {
-                completed[try row.decode(column: "variant_id", as: String.self)] = try row.decode(column: "n", as: Int.self)
-            }
+        return try await store.read { data in
+            let (impressions, conversions, completed) = try await data.switchAndSave.funnel(
+                livemode: livemode, from: from?.unixSeconds, to: to?.unixSeconds
+            )
             func funnel(_ variant: String?) -> Schemas.FunnelCounts {
                 func pick(_ counts: [String: Int]) -> Int { variant.map { counts[$0] ?? 0 } ?? counts.values.reduce(0, +) }
                 let seen = pick(impressions), converted = pick(conversions)

@@ -1,6 +1,5 @@
 import Foundation
 import RetentionDomain
-import SQLKit
 import SaveDeskAPI
 
 /// App Store Server Notifications V2: verified, applied once per notificationUUID and only when
@@ -31,53 +30,50 @@ extension AppStoreService {
     }
 
     func receive(_ request: Schemas.AppStoreNotificationRequest) async throws -> Schemas.StatusResponse {
-        let verified = try await verifyNotification(request.signedPayload, now: subscriptions.clock.now())
+        let verified = try await verifyNotification(request.signedPayload, now: clock.server.now())
         var scope = RequestScope.current ?? RequestScope(actor: "app_store", principal: "app_store", requestId: "app_store", livemode: false)
         scope.livemode = verified.livemode
         return try await RequestScope.$current.withValue(scope) {
-            try await subscriptions.store.transaction(key: "notification:" + verified.notification.notificationUUID) { db in try await apply(verified, db) }
+            try await store.transaction(key: "notification:" + verified.notification.notificationUUID) { data in try await apply(verified, data) }
         }
     }
 
     /// Applies a verified notification inside the caller's transaction: once per UUID, to the
     /// subscription of its original transaction in its mode, only if newer than what it applied.
     /// Returns "applied", "duplicate", "stale" or "unmatched".
-    func apply(_ verified: VerifiedNotification, _ db: any SQLDatabase, at time: Int64? = nil) async throws -> Schemas.StatusResponse {
+    func apply(_ verified: VerifiedNotification, _ data: Repositories, at time: Int64? = nil) async throws -> Schemas.StatusResponse {
         let notification = verified.notification
-        let received = time ?? subscriptions.now(livemode: verified.livemode).unixSeconds
-        let seen = try await db.select().column("outcome").from("appstore_notifications")
-            .where("notification_uuid", .equal, notification.notificationUUID).first()
-        if seen != nil { return Schemas.StatusResponse(status: "duplicate") }
+        let received = time ?? clock.now(livemode: verified.livemode).unixSeconds
+        if try await data.appStore.hasNotification(uuid: notification.notificationUUID) { return Schemas.StatusResponse(status: "duplicate") }
         let otid = verified.originalTransactionId
         var outcome = "unmatched"
-        if let otid, var record = try await Self.record(db, originalTransactionId: otid), record.livemode == verified.livemode {
+        if let otid, var record = try await data.ledger.subscription(originalTransactionId: otid), record.livemode == verified.livemode {
             if Self.isNewer(notification.signedDate, than: record) {
                 let before = record
                 Self.apply(notification, transaction: verified.transaction, renewal: verified.renewal, to: &record, now: received)
                 record.appstoreSignedAt = notification.signedDate ?? 0
                 if let renewal = verified.renewal { record.appstoreRenewalSignedAt = renewal.signedDate ?? notification.signedDate ?? 0 }
                 record.updatedAt = received
-                try await db.update(record)
-                try await RetentionService.confirmCancellations(db, of: record, at: received)
+                try await data.ledger.update(record)
+                try await RetentionService.confirmCancellations(data, of: record, at: received)
                 outcome = "applied"
-                try await db.insert(AuditRecord(
+                try await data.audit.append(AuditRecord(
                     id: AuditID.next(), at: received, actor: "app_store", customerId: record.customerId,
                     action: "app_store.\(notification.notificationType.lowercased())",
-                    parameters: try SubscriptionService.json([
+                    parameters: try ChangeTransaction.json([
                         "notification_uuid": notification.notificationUUID, "subtype": notification.subtype ?? "",
                     ]),
-                    beforeState: try SubscriptionService.json(before), afterState: try SubscriptionService.json(record),
+                    beforeState: try ChangeTransaction.json(before), afterState: try ChangeTransaction.json(record),
                     requestId: RequestScope.current?.requestId ?? "app_store"
-                ), into: "audit_events")
+                ))
             } else {
                 outcome = "stale"
             }
         }
-        try await db.insert(into: "appstore_notifications")
-            .columns("notification_uuid", "notification_type", "subtype", "original_transaction_id", "outcome", "received_at")
-            .values(SQLBindings.of(notification.notificationUUID, notification.notificationType, notification.subtype, otid,
-                                   outcome, received))
-            .run()
+        try await data.appStore.recordNotification(
+            uuid: notification.notificationUUID, type: notification.notificationType, subtype: notification.subtype,
+            originalTransactionId: otid, outcome: outcome, at: received
+        )
         return Schemas.StatusResponse(status: outcome)
     }
 

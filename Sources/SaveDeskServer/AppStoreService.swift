@@ -1,6 +1,5 @@
 import Foundation
 import RetentionDomain
-import SQLKit
 import SaveDeskAPI
 import X509
 
@@ -12,14 +11,20 @@ import X509
 /// mode's customers (Production is live, Sandbox and Xcode are test).
 final class AppStoreService: Sendable {
     typealias Schemas = Components.Schemas
-    let subscriptions: SubscriptionService
+    let store: Store
+    let changes: ChangeTransaction
+    let clock: DataClock
+    let config: ServerConfig
     let verifier: AppStoreVerifier?
     /// The local signing chain of a test or demo server (its simulators sign with it).
     let localCA: LocalStoreKitCA?
 
-    init(subscriptions: SubscriptionService, dataDirectory: URL) throws {
-        self.subscriptions = subscriptions
-        guard let settings = subscriptions.config.appStore else {
+    init(store: Store, changes: ChangeTransaction, clock: DataClock, config: ServerConfig, dataDirectory: URL) throws {
+        self.store = store
+        self.changes = changes
+        self.clock = clock
+        self.config = config
+        guard let settings = config.appStore else {
             verifier = nil
             localCA = nil
             return
@@ -43,12 +48,6 @@ final class AppStoreService: Sendable {
     /// Live data comes from Apple's Production environment only.
     static func isLive(environment: String) -> Bool { environment == "Production" }
 
-    /// The App Store subscription of an original transaction id, whatever its mode.
-    static func record(_ db: any SQLDatabase, originalTransactionId otid: String) async throws -> SubscriptionRecord? {
-        try await db.select().column("*").from("subscriptions").where("original_transaction_id", .equal, otid)
-            .first(decoding: SubscriptionRecord.self, with: SQLRowDecoder())
-    }
-
     /// Whether signed data (its `signedDate`, ms) is newer than what the record last applied.
     static func isNewer(_ signedDate: Int64?, than record: SubscriptionRecord?) -> Bool {
         guard let applied = record?.appstoreSignedAt else { return true }
@@ -68,7 +67,7 @@ final class AppStoreService: Sendable {
 
     /// A verified transaction of the request's mode, checked against the catalog.
     func verifiedTransaction(_ jws: String) async throws -> (AppStoreTransaction, ServerConfig.ProductConfig, Price) {
-        let transaction = try await requireVerifier().verify(jws, as: AppStoreTransaction.self, now: subscriptions.clock.now())
+        let transaction = try await requireVerifier().verify(jws, as: AppStoreTransaction.self, now: clock.server.now())
         let live = RequestScope.current?.livemode ?? false
         guard Self.isLive(environment: transaction.environment ?? "") == live else {
             throw SaveDeskError.unprocessable(
@@ -76,7 +75,7 @@ final class AppStoreService: Sendable {
                 code: "jws_wrong_mode"
             )
         }
-        guard let product = subscriptions.config.product(appStoreProductId: transaction.productId), let price = product.appStorePrice else {
+        guard let product = config.product(appStoreProductId: transaction.productId), let price = product.appStorePrice else {
             throw SaveDeskError.unprocessable("App Store product \(transaction.productId) is not in the catalog", code: "unknown_app_store_product")
         }
         return (transaction, product, price)
@@ -87,13 +86,13 @@ final class AppStoreService: Sendable {
     /// data, never taken from another customer (`claim` does that, on purpose).
     func apply(
         _ transaction: AppStoreTransaction, product: ServerConfig.ProductConfig, price: Price, renewal: AppStoreRenewalInfo?,
-        willAutoRenew: Bool?, userId: String, _ db: any SQLDatabase, now: Int64
+        willAutoRenew: Bool?, userId: String, _ data: Repositories, now: Int64
     ) async throws -> Applied {
         let live = RequestScope.current?.livemode ?? false
         let otid = transaction.originalTransactionId
-        let existing = try await Self.record(db, originalTransactionId: otid)
+        let existing = try await data.ledger.subscription(originalTransactionId: otid)
         if let existing, existing.customerId != userId || existing.livemode != live {
-            return .conflict(owner: existing.livemode == live ? try await db.customer(id: existing.customerId) : nil)
+            return .conflict(owner: existing.livemode == live ? try await data.customers.find(id: existing.customerId) : nil)
         }
         var record = existing ?? SubscriptionRecord(
             id: "sub_as_\(otid)", customerId: userId, productId: product.id, source: .appStore, status: "active",
@@ -127,8 +126,8 @@ final class AppStoreService: Sendable {
         }
         guard record != before else { return .unchanged(record) }
         record.updatedAt = now
-        if existing == nil { try await db.insert(record, into: "subscriptions") } else { try await db.update(record) }
-        try await RetentionService.confirmCancellations(db, of: record, at: now)
+        if existing == nil { try await data.ledger.insert(record) } else { try await data.ledger.update(record) }
+        try await RetentionService.confirmCancellations(data, of: record, at: now)
         return .changed(before: before, after: record)
     }
 
@@ -141,13 +140,13 @@ final class AppStoreService: Sendable {
     func sync(_ request: Schemas.StoreKitTransactionRequest, idempotencyKey: String?) async throws -> Schemas.StoreKitTransactionResponse {
         let (transaction, product, price) = try await verifiedTransaction(request.jwsRepresentation)
         let otid = transaction.originalTransactionId
-        return try await subscriptions.mutate(
+        return try await changes.mutate(
             operation: "syncStoreKitTransaction", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
             action: "app_store.transaction_synced"
-        ) { db, now in
-            _ = try await subscriptions.customer(db, id: request.userId)
+        ) { data, now in
+            _ = try await data.customers.inScope(request.userId)
             switch try await apply(transaction, product: product, price: price, renewal: nil, willAutoRenew: request.willAutoRenew,
-                                   userId: request.userId, db, now: now) {
+                                   userId: request.userId, data, now: now) {
             case .conflict(let owner):
                 return .init(
                     output: .init(status: "conflict", owned: false, originalTransactionId: otid, conflict: true, claimAvailable: true,
@@ -176,7 +175,7 @@ final class AppStoreService: Sendable {
             do {
                 let (transaction, product, price) = try await verifiedTransaction(item.signedTransaction)
                 let renewal = try await item.signedRenewalInfo.asyncMap {
-                    try await verifier.verify($0, as: AppStoreRenewalInfo.self, now: subscriptions.clock.now())
+                    try await verifier.verify($0, as: AppStoreRenewalInfo.self, now: clock.server.now())
                 }
                 verified.append((transaction, product, price, renewal))
             } catch let error as SaveDeskError {
@@ -184,15 +183,15 @@ final class AppStoreService: Sendable {
             }
         }
         let userId = request.userId
-        return try await subscriptions.mutate(
+        return try await changes.mutate(
             operation: "reconcileStoreKitTransactions", request: request, idempotencyKey: idempotencyKey, customerId: userId,
             action: "app_store.reconciled"
-        ) { db, now in
-            _ = try await subscriptions.customer(db, id: userId)
+        ) { data, now in
+            _ = try await data.customers.inScope(userId)
             var skipped = skipped, emitted = 0
             for (transaction, product, price, renewal) in verified {
                 switch try await apply(transaction, product: product, price: price, renewal: renewal, willAutoRenew: nil,
-                                       userId: userId, db, now: now) {
+                                       userId: userId, data, now: now) {
                 case .conflict: skipped.append(.init(reason: "owned_by_another_user", transactionId: transaction.transactionId))
                 case .unchanged: break
                 case .changed: emitted += 1
@@ -210,23 +209,23 @@ final class AppStoreService: Sendable {
     func claim(_ request: Schemas.ClaimRequest, idempotencyKey: String?) async throws -> Schemas.ClaimResponse {
         let (transaction, product, price) = try await verifiedTransaction(request.jwsRepresentation)
         let otid = transaction.originalTransactionId
-        return try await subscriptions.mutate(
+        return try await changes.mutate(
             operation: "claimEntitlement", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
             action: "app_store.claimed"
-        ) { db, now in
-            _ = try await subscriptions.customer(db, id: request.userId)
-            if var record = try await Self.record(db, originalTransactionId: otid), record.livemode == (RequestScope.current?.livemode ?? false),
+        ) { data, now in
+            _ = try await data.customers.inScope(request.userId)
+            if var record = try await data.ledger.subscription(originalTransactionId: otid), record.livemode == (RequestScope.current?.livemode ?? false),
                 record.customerId != request.userId
             {
                 let before = record
                 record.customerId = request.userId
                 record.updatedAt = now
-                try await db.update(record)
-                try await db.insert(AuditRecord(
+                try await data.ledger.update(record)
+                try await data.audit.append(AuditRecord(
                     id: AuditID.next(), at: now, actor: RequestScope.current?.actor ?? "app", customerId: before.customerId,
-                    action: "app_store.claimed_by_another_user", parameters: try SubscriptionService.json(["claimed_by": request.userId]),
-                    beforeState: try SubscriptionService.json(before), afterState: nil, requestId: RequestScope.current?.requestId ?? "claim"
-                ), into: "audit_events")
+                    action: "app_store.claimed_by_another_user", parameters: try ChangeTransaction.json(["claimed_by": request.userId]),
+                    beforeState: try ChangeTransaction.json(before), afterState: nil, requestId: RequestScope.current?.requestId ?? "claim"
+                ))
                 return .init(
                     output: .init(status: "claimed", claimed: true, productId: product.id, originalTransactionId: otid,
                                   message: "moved from another account to this one"),
@@ -234,7 +233,7 @@ final class AppStoreService: Sendable {
                 )
             }
             let applied = try await apply(transaction, product: product, price: price, renewal: nil, willAutoRenew: nil,
-                                          userId: request.userId, db, now: now)
+                                          userId: request.userId, data, now: now)
             let output = Schemas.ClaimResponse(status: "ok", claimed: true, productId: product.id, originalTransactionId: otid)
             switch applied {
             case .changed(let before, let after): return .init(output: output, before: before, after: after)
@@ -244,13 +243,13 @@ final class AppStoreService: Sendable {
     }
 
     func status(originalTransactionId: String) async throws -> Schemas.StoreKitSubscriptionStatus {
-        let now = subscriptions.now()
+        let now = clock.now()
         let live = RequestScope.current?.livemode ?? false
-        return try await subscriptions.store.read { db in
-            guard let record = try await Self.record(db, originalTransactionId: originalTransactionId), record.livemode == live else {
+        return try await store.read { data in
+            guard let record = try await data.ledger.subscription(originalTransactionId: originalTransactionId), record.livemode == live else {
                 throw SaveDeskError.notFound("no App Store subscription with original transaction id \(originalTransactionId)", code: "unknown_transaction")
             }
-            let entitlement = EntitlementMapping.entitlement(record, now: now, policy: subscriptions.config.billing.lifecyclePolicy)
+            let entitlement = EntitlementMapping.entitlement(record, now: now, policy: config.billing.lifecyclePolicy)
             return Schemas.StoreKitSubscriptionStatus(
                 status: SwitchAndSaveService.appStoreStatus(record.entitlementStatus)?.code ?? 2,
                 autoRenewStatus: record.willRenew ? 1 : 0, expiresAt: entitlement.expiresAt, isActive: entitlement.isActive,

@@ -1,6 +1,5 @@
 import Foundation
 import RetentionDomain
-import SQLKit
 import SaveDeskAPI
 
 /// The demo device's App Store: events signed with the local StoreKit CA and delivered through
@@ -12,11 +11,11 @@ extension AppStoreService {
     static let billingRetryDays: Int64 = 60
 
     func simulate(_ request: Schemas.SimulateAppStoreRequest, idempotencyKey: String?) async throws -> Schemas.StatusResponse {
-        let now = subscriptions.now().unixSeconds
-        return try await subscriptions.idempotent(
+        let now = clock.now().unixSeconds
+        return try await changes.idempotent(
             operation: "simulateAppStoreEvent", request: request, idempotencyKey: idempotencyKey
-        ) { db in
-            guard let record = try await testRecord(db, request.originalTransactionId) else {
+        ) { data in
+            guard let record = try await testRecord(data, request.originalTransactionId) else {
                 throw SaveDeskError.notFound("no App Store subscription with original transaction id \(request.originalTransactionId)", code: "unknown_transaction")
             }
             let period = record.currentPeriodEnd ?? now
@@ -36,7 +35,7 @@ extension AppStoreService {
             case .expire: event = ("EXPIRED", "VOLUNTARY", period, renewal(record, autoRenew: false))
             }
             let signed = try await sign(record, type: event.type, subtype: event.subtype, expires: event.expires, renewal: event.renewal, at: now)
-            return try await apply(signed, db)
+            return try await apply(signed, data)
         }.output
     }
 
@@ -46,26 +45,26 @@ extension AppStoreService {
     func simulatePurchase(
         _ request: Schemas.SimulateStoreKitPurchaseRequest, idempotencyKey: String?
     ) async throws -> Schemas.SimulatedStoreKitTransaction {
-        try await subscriptions.idempotent(
+        try await changes.idempotent(
             operation: "simulateStoreKitPurchase", request: request, idempotencyKey: idempotencyKey
-        ) { db in try await signPurchase(request, db) }.output
+        ) { data in try await signPurchase(request, data) }.output
     }
 
     private func signPurchase(
-        _ request: Schemas.SimulateStoreKitPurchaseRequest, _ db: any SQLDatabase
+        _ request: Schemas.SimulateStoreKitPurchaseRequest, _ data: Repositories
     ) async throws -> Schemas.SimulatedStoreKitTransaction {
-        guard let ca = localCA, let settings = subscriptions.config.appStore else {
+        guard let ca = localCA, let settings = config.appStore else {
             throw SaveDeskError.unprocessable("simulated App Store purchases need a local StoreKit CA (app_store.local_ca = true)", code: "no_local_ca")
         }
-        guard let product = subscriptions.config.product(id: request.productId), let storeId = product.storekitProductId else {
+        guard let product = config.product(id: request.productId), let storeId = product.storekitProductId else {
             throw SaveDeskError.notFound("no App Store product for \"\(request.productId)\"", code: "unknown_product")
         }
-        let now = subscriptions.now().unixSeconds
+        let now = clock.now().unixSeconds
         var otid = "2000009" + String(UInt64.random(in: 100_000_000...999_999_999))
         var started = now, expires = BillingLedger.add(product.interval, to: now)
         var signedAt = now * 1000
         if let requested = request.originalTransactionId {
-            guard let record = try await testRecord(db, requested) else {
+            guard let record = try await testRecord(data, requested) else {
                 throw SaveDeskError.notFound("no App Store subscription with original transaction id \(requested)", code: "unknown_transaction")
             }
             otid = requested
@@ -87,12 +86,10 @@ extension AppStoreService {
     /// Runs the App Store's own timeline up to `now` for every test-mode App Store subscription
     /// (test clock), inside the caller's transaction: grace period → billing retry → expired,
     /// cancelled → expired, renewing → renewed.
-    func advanceSimulatedAppStore(_ db: any SQLDatabase, now: Int64) async throws -> [(customerId: String, subscriptionId: String, steps: [String])] {
+    func advanceSimulatedAppStore(_ data: Repositories, now: Int64) async throws -> [(customerId: String, subscriptionId: String, steps: [String])] {
         guard localCA != nil else { return [] }
         var taken: [(String, String, [String])] = []
-        let records = try await db.select().column("*").from("subscriptions").where("source", .equal, "app_store")
-            .where("livemode", .equal, false).orderBy("id")
-            .all(decoding: SubscriptionRecord.self, with: SQLRowDecoder())
+        let records = try await data.ledger.appStoreSubscriptions(livemode: false)
         for original in records {
             var record = original
             var steps: [String] = []
@@ -125,9 +122,9 @@ extension AppStoreService {
                 }
                 guard let step else { break }
                 let signed = try await sign(record, type: step.type, subtype: step.subtype, expires: step.expires, renewal: step.renewal, at: step.at)
-                _ = try await apply(signed, db, at: now)
+                _ = try await apply(signed, data, at: now)
                 steps.append(step.text)
-                guard let updated = try await testRecord(db, record.originalTransactionId ?? ""), updated != record else { break }
+                guard let updated = try await testRecord(data, record.originalTransactionId ?? ""), updated != record else { break }
                 record = updated
             }
             if !steps.isEmpty { taken.append((record.customerId, record.id, steps)) }
@@ -136,13 +133,13 @@ extension AppStoreService {
     }
 
     /// A test-mode App Store subscription.
-    private func testRecord(_ db: any SQLDatabase, _ otid: String) async throws -> SubscriptionRecord? {
-        guard let record = try await Self.record(db, originalTransactionId: otid), !record.livemode else { return nil }
+    private func testRecord(_ data: Repositories, _ otid: String) async throws -> SubscriptionRecord? {
+        guard let record = try await data.ledger.subscription(originalTransactionId: otid), !record.livemode else { return nil }
         return record
     }
 
     private func nextPeriodEnd(_ record: SubscriptionRecord, from time: Int64) -> Int64 {
-        BillingLedger.add(subscriptions.config.product(id: record.productId)?.interval ?? .month, to: time)
+        BillingLedger.add(config.product(id: record.productId)?.interval ?? .month, to: time)
     }
 
     /// When the simulated App Store signs an event at `time`: never at or before what the
@@ -155,12 +152,12 @@ extension AppStoreService {
         AppStoreRenewalInfo(
             originalTransactionId: record.originalTransactionId ?? "", productId: storeProductId(record), autoRenewStatus: autoRenew ? 1 : 0,
             expirationIntent: nil, gracePeriodExpiresDate: graceEnds.map { $0 * 1000 }, isInBillingRetryPeriod: nil,
-            environment: subscriptions.config.appStore?.environment ?? "Sandbox", signedDate: nil
+            environment: config.appStore?.environment ?? "Sandbox", signedDate: nil
         )
     }
 
     private func storeProductId(_ record: SubscriptionRecord) -> String {
-        subscriptions.config.product(id: record.productId)?.storekitProductId ?? record.productId
+        config.product(id: record.productId)?.storekitProductId ?? record.productId
     }
 
     /// Signs a notification (and its transaction and renewal info) with the local CA, then checks
@@ -168,7 +165,7 @@ extension AppStoreService {
     private func sign(
         _ record: SubscriptionRecord, type: String, subtype: String?, expires: Int64, renewal: AppStoreRenewalInfo?, at time: Int64
     ) async throws -> VerifiedNotification {
-        guard let ca = localCA, let settings = subscriptions.config.appStore else {
+        guard let ca = localCA, let settings = config.appStore else {
             throw SaveDeskError.unprocessable("simulated App Store events need a local StoreKit CA (app_store.local_ca = true)", code: "no_local_ca")
         }
         let signedAt = Self.signedDate(at: time, after: record)
@@ -189,6 +186,6 @@ extension AppStoreService {
                         signedTransactionInfo: try await ca.sign(transaction), signedRenewalInfo: signedRenewal, status: nil),
             signedDate: signedAt
         )
-        return try await verifyNotification(try await ca.sign(notification), now: subscriptions.clock.now())
+        return try await verifyNotification(try await ca.sign(notification), now: clock.server.now())
     }
 }

@@ -7,25 +7,25 @@ extension SubscriptionService {
     func submitCancelFlowResponse(
         _ response: Schemas.CancelFlowResponse, idempotencyKey: String?
     ) async throws -> Schemas.StatusResponse {
-        _ = try product(response.productId)
+        _ = try config.requireProduct(response.productId)
         try validate(response)
-        let answers = try Self.json(response.answers)
-        return try await mutate(
+        let answers = try ChangeTransaction.json(response.answers)
+        return try await changes.mutate(
             operation: "submitCancelFlowResponse", request: response, idempotencyKey: idempotencyKey,
-            customerId: response.userId, action: "cancel_flow.response", alsoLocking: [CancelFlowResponseRepository.lockKey]
-        ) { db, now in
-            _ = try await customer(db, id: response.userId)
+            customerId: response.userId, action: "cancel_flow.response", alsoLocking: [CancelFlowRollups.lockKey]
+        ) { data, now in
+            _ = try await data.customers.inScope(response.userId)
             let id = "cr_" + UUID().uuidString.lowercased()
             let actor = RequestScope.current?.actor ?? "app"
             let livemode = RequestScope.current?.livemode ?? false
-            try await CancelFlowResponseRepository().insert(.init(
+            try await data.cancelFlow.insert(.init(
                 id: id, customerId: response.userId, productId: response.productId, outcome: response.outcome.rawValue,
                 offerShown: response.offerShown, offerAccepted: response.offerAccepted, pauseShown: response.pauseShown,
                 pauseAccepted: response.pauseAccepted, pauseDurationDays: response.pauseDurationDays,
                 lastStepSeen: response.lastStepSeen,
                 answers: response.answers.map { .init(questionId: $0.questionId, optionId: $0.selectedOptionId, freeText: $0.freeText) },
                 answersJSON: answers, variantId: response.variantId.map(String.init), actor: actor, livemode: livemode, createdAt: now
-            ), into: db)
+            ))
             return Change(output: Schemas.StatusResponse(status: "recorded"), before: nil, after: nil)
         }
     }
@@ -50,25 +50,13 @@ extension SubscriptionService {
 
     /// The customer's entitlements (web and App Store), after settling due billing.
     func entitlements(userId: String) async throws -> [Entitlement] {
-        let now = self.now()
-        return try await store.transaction(key: "customer:" + userId) { db in
-            _ = try await customer(db, id: userId)
-            try await settle(db, customerId: userId, now: now.unixSeconds)
-            return try await db.subscriptions(customerId: userId).map {
+        let now = clock.now()
+        return try await store.transaction(key: "customer:" + userId) { data in
+            _ = try await data.customers.inScope(userId)
+            try await changes.settlement.settle(data, customerId: userId, now: now.unixSeconds)
+            return try await data.ledger.subscriptions(customerId: userId).map {
                 EntitlementMapping.entitlement($0, now: now, policy: config.billing.lifecyclePolicy)
             }
-        }
-    }
-}
-
-import SQLKit
-
-/// Builds a row of binds from mixed values (nil binds as NULL).
-enum SQLBindings {
-    static func of(_ values: (any Encodable & Sendable)?...) -> [any SQLExpression] {
-        values.map { value in
-            if let value { return SQLBind(value) }
-            return SQLLiteral.null
         }
     }
 }

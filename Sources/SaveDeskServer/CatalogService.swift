@@ -8,20 +8,22 @@ import SaveDeskAPI
 /// server's own decision says the user qualifies; `demo` (test keys) shows it as if they did.
 final class CatalogService: Sendable {
     typealias Schemas = Components.Schemas
-    let subscriptions: SubscriptionService
+    let store: Store
+    let clock: DataClock
+    let config: ServerConfig
     let switchAndSave: SwitchAndSaveService
     /// The catalog does not change while the server runs: converted once.
     let products: [Schemas.Product]
 
     enum Demo: String, Sendable { case migration, upgrade }
 
-    init(subscriptions: SubscriptionService, switchAndSave: SwitchAndSaveService) throws {
-        self.subscriptions = subscriptions
+    init(store: Store, clock: DataClock, config: ServerConfig, switchAndSave: SwitchAndSaveService) throws {
+        self.store = store
+        self.clock = clock
+        self.config = config
         self.switchAndSave = switchAndSave
-        products = try subscriptions.config.products.map { try WireMapping.convert($0.product) }
+        products = try config.products.map { try WireMapping.convert($0.product) }
     }
-
-    var config: ServerConfig { subscriptions.config }
 
     func catalog(userId: String?, demo: Demo?) async throws -> Schemas.ProductsResponse {
         if demo != nil, RequestScope.current?.isSandbox != true {
@@ -35,9 +37,9 @@ final class CatalogService: Sendable {
             offer = upgradeTip()
         case nil:
             if let userId, !userId.isEmpty, let campaign = config.campaign {
-                let now = subscriptions.now()
-                let facts = try await subscriptions.store.transaction(key: "customer:" + userId) { db in
-                    try await self.switchAndSave.facts(db, userId: userId, now: now)
+                let now = clock.now()
+                let facts = try await store.transaction(key: "customer:" + userId) { data in
+                    try await self.switchAndSave.facts(data, userId: userId, now: now)
                 }
                 offer = facts.decision.state == .eligible
                     ? tip(campaign, appStoreProductId: facts.appStore?.productId, freeTrialDays: facts.decision.offerData?.freeTrialDays,

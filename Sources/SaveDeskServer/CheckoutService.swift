@@ -1,34 +1,7 @@
 import Foundation
 import RetentionDomain
-import SQLKit
 import SaveDeskAPI
 import Synchronization
-
-struct CheckoutRecord: Codable, Hashable, Sendable {
-    var id: String
-    var customerId: String
-    var productId: String
-    /// pending, completed or failed.
-    var status: String
-    var amount: Int64
-    var originalAmount: Int64
-    var pendingAmount: Int64
-    var currency: String
-    var discountPercent: Int
-    var trialType: String?
-    /// When billing starts (the App Store period's end for a switch).
-    var trialEnd: Int64?
-    var storekitOriginalTransactionId: String?
-    var storekitStatus: Int?
-    var subscriptionId: String?
-    var createdAt: Int64
-    var purchasedAt: Int64?
-    var livemode: Bool = false
-    /// Handed out once by finalize; the same on every repeat.
-    var clientSecret: String? = nil
-    /// native or browser (a checkout session).
-    var mode: String? = nil
-}
 
 /// Web checkout (billing.md), as the SDK drives it: create (deferred: no client secret yet), the
 /// config of the payment sheet, finalize, then the payment (a webhook in real life; the simulator
@@ -42,18 +15,22 @@ struct CheckoutRecord: Codable, Hashable, Sendable {
 /// is charged now, so the customer never pays twice.
 final class CheckoutService: Sendable {
     typealias Schemas = Components.Schemas
-    let subscriptions: SubscriptionService
+    let store: Store
+    let changes: ChangeTransaction
+    let clock: DataClock
+    let config: ServerConfig
     let portal: PortalService
     let switchAndSave: SwitchAndSaveService
     private let inFlight = Mutex<Set<String>>([])
 
-    init(subscriptions: SubscriptionService, portal: PortalService, switchAndSave: SwitchAndSaveService) {
-        self.subscriptions = subscriptions
+    init(store: Store, changes: ChangeTransaction, clock: DataClock, config: ServerConfig, portal: PortalService, switchAndSave: SwitchAndSaveService) {
+        self.store = store
+        self.changes = changes
+        self.clock = clock
+        self.config = config
         self.portal = portal
         self.switchAndSave = switchAndSave
     }
-
-    var config: ServerConfig { subscriptions.config }
     static let minimumTrial: Int64 = 48 * 3_600
     static let maximumTrial: Int64 = 730 * 86_400
     static let lifetime: Int64 = 86_400
@@ -75,7 +52,7 @@ final class CheckoutService: Sendable {
     }
 
     func create(_ ask: Ask, request: some Encodable & Sendable, idempotencyKey: String?) async throws -> Schemas.CheckoutResponse {
-        let product = try subscriptions.product(ask.productId)
+        let product = try config.requireProduct(ask.productId)
         guard let price = product.webPrice else {
             throw SaveDeskError.notFound("\(product.displayName) has no web price", code: "product_not_found")
         }
@@ -90,11 +67,11 @@ final class CheckoutService: Sendable {
         defer { _ = inFlight.withLock { $0.remove(key) } }
         let original = Money.minorUnits(fromMicros: price.amountMicros, currencyCode: price.currencyCode)
         let base = portal.baseURL.withLock { $0 }
-        return try await subscriptions.mutate(
+        return try await changes.mutate(
             operation: "createCheckout", request: request, idempotencyKey: idempotencyKey, customerId: userId, action: "checkout.created"
-        ) { db, now in
-            let facts = try await switchAndSave.facts(db, userId: userId, now: Date(unixSeconds: now))
-            let bridge = try await bridgeEnd(db, ask: ask, userId: userId, appStore: facts.appStore, now: now)
+        ) { data, now in
+            let facts = try await switchAndSave.facts(data, userId: userId, now: Date(unixSeconds: now))
+            let bridge = try await bridgeEnd(data, ask: ask, userId: userId, appStore: facts.appStore, now: now)
             // The discount: only for a customer the server itself finds eligible, switching to the
             // product the offer is for.
             let offered = facts.decision.state == .eligible ? facts.decision.offerData?.prompt : nil
@@ -117,7 +94,7 @@ final class CheckoutService: Sendable {
                 record.trialEnd = end
                 record.trialType = end - now >= Self.minimumTrial ? "migration" : nil
             }
-            try await db.insert(record, into: "checkout_transactions")
+            try await data.checkouts.insert(record)
             return .init(output: response(record, product: product, base: base), before: nil, after: nil)
         }
     }
@@ -126,12 +103,12 @@ final class CheckoutService: Sendable {
     /// active App Store subscription (the one named by its original transaction id, else the
     /// live one), capped by a claimed end date. Nil: no verified App Store period, no trial.
     private func bridgeEnd(
-        _ db: any SQLDatabase, ask: Ask, userId: String, appStore live: SubscriptionRecord?, now: Int64
+        _ data: Repositories, ask: Ask, userId: String, appStore live: SubscriptionRecord?, now: Int64
     ) async throws -> Int64? {
         guard ask.storekitOriginalTransactionId != nil || ask.storekitSubscriptionEnd != nil else { return nil }
         var record = live
         if let otid = ask.storekitOriginalTransactionId, !otid.isEmpty {
-            record = try await AppStoreService.record(db, originalTransactionId: otid)
+            record = try await data.ledger.subscription(originalTransactionId: otid)
         }
         guard let record, record.customerId == userId, record.source == .appStore,
             record.livemode == (RequestScope.current?.livemode ?? false), record.entitlementStatus == .active,
@@ -186,9 +163,8 @@ final class CheckoutService: Sendable {
     }
 
     /// A checkout of the request's mode (a test key never sees a live checkout, and the other way round).
-    private func load(_ db: any SQLDatabase, _ id: String, anyMode: Bool = false) async throws -> CheckoutRecord {
-        guard let record = try await db.select().column("*").from("checkout_transactions").where("id", .equal, id)
-            .first(decoding: CheckoutRecord.self, with: SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase)),
+    private func load(_ data: Repositories, _ id: String, anyMode: Bool = false) async throws -> CheckoutRecord {
+        guard let record = try await data.checkouts.find(id: id),
             anyMode || record.livemode == (RequestScope.current?.livemode ?? record.livemode)
         else { throw SaveDeskError.notFound("no transaction \(id)", code: "unknown_transaction") }
         return record
@@ -203,10 +179,10 @@ final class CheckoutService: Sendable {
 
     /// The terms of a deferred checkout, for the payment sheet.
     func checkoutConfig(id: String) async throws -> Schemas.CheckoutConfig {
-        let now = subscriptions.now().unixSeconds
-        let record = try await subscriptions.store.read { db in try await load(db, id) }
+        let now = clock.now().unixSeconds
+        let record = try await store.read { data in try await load(data, id) }
         try checkNotExpired(record, now: now)
-        let product = try subscriptions.product(record.productId)
+        let product = try config.requireProduct(record.productId)
         return Schemas.CheckoutConfig(
             amount: Int(record.amount), currency: record.currency, productName: product.displayName, isSubscription: true,
             hasTrial: record.trialEnd != nil, trialEnd: record.trialEnd.map(Int.init), originalAmountCents: Int(record.originalAmount),
@@ -218,16 +194,16 @@ final class CheckoutService: Sendable {
     /// The client secret of a deferred checkout: made once, the same on every repeat; 410 once the
     /// checkout expired.
     func finalize(id: String) async throws -> Schemas.FinalizeResponse {
-        let customer = try await subscriptions.store.read { db in try await load(db, id).customerId }
-        let secret: String = try await subscriptions.mutate(
+        let customer = try await store.read { data in try await load(data, id).customerId }
+        let secret: String = try await changes.mutate(
             operation: "finalizeCheckout", request: ["transaction_id": id], idempotencyKey: nil, customerId: customer,
             action: "checkout.finalized"
-        ) { db, now in
-            let record = try await load(db, id)
+        ) { data, now in
+            let record = try await load(data, id)
             if let secret = record.clientSecret { return .init(output: secret, before: nil, after: nil, changed: false) }
             try checkNotExpired(record, now: now)
             let secret = "pi_\(record.id)_secret_\(PortalService.newToken().prefix(24))"
-            try await db.update("checkout_transactions").set("client_secret", to: secret).where("id", .equal, id).run()
+            try await data.checkouts.setClientSecret(secret, id: id)
             return .init(output: secret, before: nil, after: nil)
         }
         return .init(clientSecret: secret)
@@ -244,9 +220,9 @@ final class CheckoutService: Sendable {
     }
 
     func transaction(id: String) async throws -> Schemas.CheckoutTransaction {
-        try await subscriptions.store.read { db in
-            let record = try await load(db, id)
-            let expires = try await record.subscriptionId.asyncMap { try await subscriptionEnd(db, $0) } ?? nil
+        try await store.read { data in
+            let record = try await load(data, id)
+            let expires = try await record.subscriptionId.asyncMap { try await data.ledger.periodEnd(subscriptionId: $0) } ?? nil
             return wire(record, expiresAt: expires)
         }
     }
@@ -254,17 +230,15 @@ final class CheckoutService: Sendable {
     /// The user's web checkouts and App Store subscriptions, newest first.
     func history(userId: String) async throws -> Schemas.TransactionHistory {
         let livemode = RequestScope.current?.livemode ?? false
-        return try await subscriptions.store.read { db in
-            _ = try await subscriptions.customer(db, id: userId)
+        return try await store.read { data in
+            _ = try await data.customers.inScope(userId)
             var entries: [(at: Int64, transaction: Schemas.CheckoutTransaction)] = []
-            let checkouts = try await db.select().column("*").from("checkout_transactions").where("customer_id", .equal, userId)
-                .where("livemode", .equal, livemode)
-                .all(decoding: CheckoutRecord.self, with: SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase))
+            let checkouts = try await data.checkouts.checkouts(customerId: userId, livemode: livemode)
             for record in checkouts {
-                let expires = try await record.subscriptionId.asyncMap { try await subscriptionEnd(db, $0) } ?? nil
+                let expires = try await record.subscriptionId.asyncMap { try await data.ledger.periodEnd(subscriptionId: $0) } ?? nil
                 entries.append((record.purchasedAt ?? record.createdAt, wire(record, expiresAt: expires)))
             }
-            for record in try await db.subscriptions(customerId: userId) where record.source == .appStore {
+            for record in try await data.ledger.subscriptions(customerId: userId) where record.source == .appStore {
                 let status = SwitchAndSaveService.appStoreStatus(record.entitlementStatus)
                 entries.append((record.startedAt, Schemas.CheckoutTransaction(
                     id: record.originalTransactionId ?? record.id, productId: record.productId,
@@ -279,23 +253,18 @@ final class CheckoutService: Sendable {
         }
     }
 
-    private func subscriptionEnd(_ db: any SQLDatabase, _ id: String) async throws -> Int64? {
-        try await db.select().column("current_period_end").from("subscriptions").where("id", .equal, id).first()?
-            .decode(column: "current_period_end", as: Int64?.self)
-    }
-
     /// What the device sees of Apple's side after a switch (1 still renewing … 5 revoked).
     func updateStoreKitStatus(id: String, _ update: Schemas.StoreKitStatusUpdate) async throws -> Schemas.StoreKitStatusUpdateResponse {
-        let customer = try await subscriptions.store.read { db in try await load(db, id).customerId }
-        return try await subscriptions.mutate(
+        let customer = try await store.read { data in try await load(data, id).customerId }
+        return try await changes.mutate(
             operation: "updateTransactionStoreKitStatus", request: update, idempotencyKey: nil, customerId: customer,
             action: "checkout.storekit_status"
-        ) { db, _ in
-            let record = try await load(db, id)
+        ) { data, _ in
+            let record = try await load(data, id)
             guard record.storekitStatus != update.storekitStatus else {
                 return .init(output: .init(id: record.id, storekitStatus: update.storekitStatus), before: nil, after: nil, changed: false)
             }
-            try await db.update("checkout_transactions").set("storekit_status", to: update.storekitStatus).where("id", .equal, id).run()
+            try await data.checkouts.setStoreKitStatus(update.storekitStatus, id: id)
             return .init(output: .init(id: record.id, storekitStatus: update.storekitStatus), before: nil, after: nil)
         }
     }
@@ -303,22 +272,22 @@ final class CheckoutService: Sendable {
     /// Completes a pending checkout as the payment webhook would: paid creates the web
     /// subscription (trialing until the App Store period ends, with the switch-and-save discount).
     func complete(_ request: Schemas.SimulateCheckoutRequest, idempotencyKey: String?) async throws -> Schemas.CheckoutTransaction {
-        let customer = try await subscriptions.store.read { db in try await load(db, request.transactionId).customerId }
-        return try await subscriptions.mutate(
+        let customer = try await store.read { data in try await load(data, request.transactionId).customerId }
+        return try await changes.mutate(
             operation: "simulateCheckout", request: request, idempotencyKey: idempotencyKey, customerId: customer,
             action: "checkout.\(request.outcome.rawValue)"
-        ) { db, now in
-            var record = try await load(db, request.transactionId)
+        ) { data, now in
+            var record = try await load(data, request.transactionId)
             guard record.status == "pending" else {
                 throw SaveDeskError.conflict("transaction \(record.id) is already \(record.status)", code: "transaction_not_pending")
             }
             try checkNotExpired(record, now: now)
             guard request.outcome == .paid else {
                 record.status = "failed"
-                try await db.update("checkout_transactions").set("status", to: "failed").where("id", .equal, record.id).run()
+                try await data.checkouts.markFailed(id: record.id)
                 return .init(output: wire(record, expiresAt: nil), before: nil, after: nil)
             }
-            let product = try subscriptions.product(record.productId)
+            let product = try config.requireProduct(record.productId)
             let interval = product.interval
             let start = record.trialEnd ?? now
             var subscription = SubscriptionRecord(
@@ -331,34 +300,33 @@ final class CheckoutService: Sendable {
                 expirationIntent: nil, originalTransactionId: nil, priceMicros: product.webPrice?.amountMicros ?? 0,
                 currency: record.currency, updatedAt: now, livemode: record.livemode
             )
-            try await db.insert(subscription, into: "subscriptions")
+            try await data.ledger.insert(subscription)
             if record.discountPercent > 0 {
-                try await db.insert(DiscountRecord(
+                try await data.ledger.insert(DiscountRecord(
                     id: "di_" + UUID().uuidString.lowercased(), subscriptionId: subscription.id, offerKey: "switch_and_save",
                     percentOff: record.discountPercent, freeDays: nil, duration: "forever", durationInMonths: nil,
                     startsAt: now, endsAt: nil
-                ), into: "discounts")
+                ))
             }
             if record.trialEnd == nil {
                 // A plain checkout is paid now for its first period.
-                try await db.insert(ChargeRecord(
+                try await data.ledger.insert(ChargeRecord(
                     subscriptionId: subscription.id, amountMicros: subscription.priceMicros, currency: record.currency,
                     from: start, to: subscription.currentPeriodEnd ?? start, paid: true, at: now
-                ), into: "charges")
+                ))
             }
             subscription.updatedAt = now
             record.status = "completed"
             record.purchasedAt = now
             record.subscriptionId = subscription.id
-            try await db.update("checkout_transactions").set("status", to: "completed").set("purchased_at", to: now)
-                .set("subscription_id", to: subscription.id).where("id", .equal, record.id).run()
+            try await data.checkouts.markCompleted(id: record.id, at: now, subscriptionId: subscription.id)
             return .init(output: wire(record, expiresAt: subscription.currentPeriodEnd), before: nil, after: subscription)
         }
     }
 
     /// The page behind `checkout_url`: what the customer is buying and when they pay.
     func page(id: String) async throws -> PortalService.Page {
-        let found = try? await subscriptions.store.read { db in try await load(db, id, anyMode: true) }
+        let found = try? await store.read { data in try await load(data, id, anyMode: true) }
         guard let record = found, let product = config.product(id: record.productId) else {
             return .init(status: 404, html: PortalHTML.message(title: "Checkout not found", body: "This checkout link is not valid."))
         }

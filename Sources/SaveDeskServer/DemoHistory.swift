@@ -1,6 +1,5 @@
 import Foundation
 import RetentionDomain
-import SQLKit
 import SaveDeskAPI
 
 /// About 90 days of generated history for the demo, so every analytics chart has shape: cancel
@@ -19,12 +18,10 @@ public enum DemoHistory {
     public static func apply(config: ServerConfig, databasePath: String, now: Date = Date()) async throws -> Int {
         let store = try await Store.open(path: databasePath, logger: .init(label: "savedesk.history"))
         do {
-            let added = try await store.transaction(alsoLocking: [CancelFlowResponseRepository.lockKey]) { db in
-                let existing = try await db.select().column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("customers")
-                    .where("id", .like, "cus_hist_%").first()?.decode(column: "n", as: Int.self) ?? 0
-                guard existing == 0 else { return 0 }
+            let added = try await store.transaction(alsoLocking: [CancelFlowRollups.lockKey]) { data in
+                guard try await data.customers.count(idPrefix: "cus_hist_") == 0 else { return 0 }
                 let batch = try generate(config: config, now: now)
-                try await batch.insert(into: db)
+                try await batch.insert(into: data)
                 return batch.customers.count
             }
             await store.close()
@@ -61,41 +58,41 @@ public enum DemoHistory {
             var at: Int64
         }
 
-        func insert(into db: any SQLDatabase) async throws {
-            for customer in customers { try await db.insert(customer, into: "customers") }
-            for subscription in subscriptions { try await db.insert(subscription, into: "subscriptions") }
-            for discount in discounts { try await db.insert(discount, into: "discounts") }
+        func insert(into data: Repositories) async throws {
+            for customer in customers { try await data.customers.insert(customer) }
+            for subscription in subscriptions { try await data.ledger.insert(subscription) }
+            for discount in discounts { try await data.ledger.insert(discount) }
             for response in responses {
-                let answers = try SubscriptionService.json(response.answers.map {
+                let answers = try ChangeTransaction.json(response.answers.map {
                     Components.Schemas.CancelFlowAnswer(questionId: $0.questionId, selectedOptionId: $0.selectedOptionId, freeText: $0.freeText)
                 })
-                try await CancelFlowResponseRepository().insert(.init(
+                try await data.cancelFlow.insert(.init(
                     id: response.id, customerId: response.customerId, productId: response.productId,
                     outcome: response.outcome.wireValue, offerShown: response.offerShown, offerAccepted: response.offerAccepted,
                     pauseShown: response.pauseShown, pauseAccepted: response.pauseAccepted, pauseDurationDays: response.pauseDays,
                     lastStepSeen: response.lastStep,
                     answers: response.answers.map { .init(questionId: $0.questionId, optionId: $0.selectedOptionId, freeText: $0.freeText) },
                     answersJSON: answers, variantId: "202611", actor: response.actor, livemode: false, createdAt: response.at
-                ), into: db)
+                ))
             }
             for impression in impressions {
-                try await db.insert(into: "offer_impressions")
-                    .columns("customer_id", "session_id", "variant_id", "product_id", "flow_type", "created_at", "livemode")
-                    .values(SQLBindings.of(impression.customerId, impression.session, impression.variant, impression.productId,
-                                           "switch_and_save", impression.at, false))
-                    .run()
+                try await data.switchAndSave.recordImpression(
+                    customerId: impression.customerId, sessionId: impression.session, variantId: impression.variant,
+                    productId: impression.productId, flowType: SwitchAndSaveService.flowType, at: impression.at, livemode: false
+                )
             }
             for conversion in conversions {
-                try await db.insert(into: "migration_conversions").columns("customer_id", "variant_id", "source", "created_at", "livemode")
-                    .values(SQLBindings.of(conversion.customerId, conversion.variant, "web_checkout", conversion.at, false)).run()
+                try await data.switchAndSave.recordConversion(
+                    customerId: conversion.customerId, variantId: conversion.variant, source: "web_checkout", at: conversion.at, livemode: false
+                )
             }
             for row in cancellations {
-                try await db.insert(into: "appstore_cancellations")
-                    .columns("id", "customer_id", "subscription_id", "product_id", "read_out_at", "read_out_by", "confirmed_at", "livemode")
-                    .values(SQLBindings.of(row.id, row.customerId, row.subscriptionId, row.productId, row.at, row.by, row.confirmed, false))
-                    .run()
+                try await data.appStore.insert(AppStoreCancellationRecord(
+                    id: row.id, customerId: row.customerId, subscriptionId: row.subscriptionId, productId: row.productId,
+                    readOutAt: row.at, readOutBy: row.by, confirmedAt: row.confirmed, livemode: false
+                ))
             }
-            for event in audit { try await db.insert(event, into: "audit_events") }
+            for event in audit { try await data.audit.append(event) }
         }
     }
 
@@ -161,7 +158,7 @@ public enum DemoHistory {
             batch.customers.append(customer)
             batch.audit.append(AuditRecord(
                 id: "ev_hist_\(id)", at: customer.createdAt, actor: "demo history", customerId: id, action: "support.note",
-                parameters: (try? SubscriptionService.json(["note": "Generated demo history (test mode): not a real customer."])) ?? "{}",
+                parameters: (try? ChangeTransaction.json(["note": "Generated demo history (test mode): not a real customer."])) ?? "{}",
                 beforeState: nil, afterState: nil, requestId: "demo-history"
             ))
             return customer

@@ -1,6 +1,5 @@
 import Foundation
 import RetentionDomain
-import SQLKit
 import TOMLKit
 
 /// Demo customers, read from a seed TOML with times relative to `now`, and applied to an empty
@@ -95,7 +94,7 @@ public enum DemoSeed {
                 return AuditRecord(
                     id: "ev_seed_\(id)_\(index)", at: ago(event.int("days_ago", required: false) ?? 0) ?? nowSeconds,
                     actor: actor, customerId: id, action: action,
-                    parameters: (try? SubscriptionService.json(["note": note])) ?? "{}",
+                    parameters: (try? ChangeTransaction.json(["note": note])) ?? "{}",
                     beforeState: nil, afterState: nil, requestId: "seed"
                 )
             }
@@ -127,20 +126,18 @@ public enum DemoSeed {
     }
 
     private static func insert(_ customers: [Customer], into store: Store) async throws -> Int {
-        try await store.transaction(key: "seed") { db in
-            let existing = try await db.select().column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("customers")
-                .first()?.decode(column: "n", as: Int.self) ?? 0
-            guard existing == 0 else { return 0 }
+        try await store.transaction(key: "seed") { data in
+            guard try await data.customers.count(idPrefix: "") == 0 else { return 0 }
             for customer in customers {
-                try await db.insert(customer.record, into: "customers")
-                for subscription in customer.subscriptions { try await db.insert(subscription, into: "subscriptions") }
+                try await data.customers.insert(customer.record)
+                for subscription in customer.subscriptions { try await data.ledger.insert(subscription) }
                 if let dismissal = customer.dismissal {
-                    try await db.insert(into: "switch_dismissals")
-                        .columns("customer_id", "flow_type", "dismissed_by", "dismissed_at", "variant_id")
-                        .values(SQLBindings.of(customer.record.id, "switch_and_save", dismissal.by, dismissal.at, nil as String?))
-                        .run()
+                    try await data.switchAndSave.recordDismissal(
+                        customerId: customer.record.id, flowType: SwitchAndSaveService.flowType, by: dismissal.by, at: dismissal.at,
+                        variantId: nil
+                    )
                 }
-                for event in customer.history { try await db.insert(event, into: "audit_events") }
+                for event in customer.history { try await data.audit.append(event) }
             }
             return customers.count
         }

@@ -1,64 +1,35 @@
 import Foundation
 import RetentionDomain
-import SQLKit
 import SaveDeskAPI
 
 /// Reads for operators: customer search, detail with lifecycle, and the audit timeline.
 final class DeskService: Sendable {
     typealias Schemas = Components.Schemas
-    let subscriptions: SubscriptionService
+    let store: Store
+    let clock: DataClock
+    let config: ServerConfig
+    let settlement: Settlement
+    let retention: RetentionService
 
-    init(subscriptions: SubscriptionService) { self.subscriptions = subscriptions }
-
-    var store: Store { subscriptions.store }
-    var config: ServerConfig { subscriptions.config }
+    init(store: Store, clock: DataClock, config: ServerConfig, settlement: Settlement, retention: RetentionService) {
+        self.store = store
+        self.clock = clock
+        self.config = config
+        self.settlement = settlement
+        self.retention = retention
+    }
 
     /// Customers of the key's mode whose id is the query, or whose email or name contains it
-    /// (three characters or more: the trigram index) or starts with it (one or two), ignoring
-    /// case, by name. `page` and `perPage` are within the spec's ranges (checked before this
-    /// runs). One query for the page and its total, one for the page's subscriptions; every
-    /// part reads an index (the per-mode count for an empty query).
+    /// (three characters or more) or starts with it (one or two), ignoring case, by name (see
+    /// `CustomerRepository.search`). `page` and `perPage` are within the spec's ranges (checked
+    /// before this runs). One query for the page and its total, one for the page's subscriptions.
     func search(query: String?, page: Int, perPage: Int) async throws -> Schemas.CustomerPage {
-        let now = subscriptions.now()
+        let now = clock.now()
         let livemode = RequestScope.current?.livemode ?? false
         let text = (query ?? "").trimmingCharacters(in: .whitespaces).lowercased()
-        let window: SQLQueryString = " ORDER BY name, id LIMIT \(bind: perPage) OFFSET \(bind: (page - 1) * perPage)"
-        var pageQuery: SQLQueryString
-        if text.isEmpty {
-            let total: SQLQueryString = store.kind == .sqlite
-                ? "SELECT n FROM customer_counts WHERE livemode = \(bind: livemode)"
-                : "SELECT count(*) FROM customers WHERE livemode = \(bind: livemode)"
-            pageQuery = "SELECT *, ("
-            pageQuery += total
-            pageQuery += ") AS total FROM customers WHERE livemode = \(bind: livemode)"
-        } else {
-            var matched: SQLQueryString = "SELECT * FROM customers WHERE livemode = \(bind: livemode) AND id = \(bind: text) UNION "
-            if store.kind == .postgres {
-                // Trigram indexes serve the substring, pattern indexes the prefix.
-                let escaped = text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
-                    .replacingOccurrences(of: "_", with: "\\_")
-                let pattern = (text.count >= 3 ? "%" : "") + escaped + "%"
-                matched += "SELECT * FROM customers WHERE livemode = \(bind: livemode)"
-                matched += " AND (lower(email) LIKE \(bind: pattern) ESCAPE '\\' OR lower(name) LIKE \(bind: pattern) ESCAPE '\\')"
-            } else if text.count >= 3 {
-                let phrase = "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-                matched += "SELECT customers.* FROM customer_search JOIN customers ON customers.rowid = customer_search.rowid"
-                matched += " WHERE customer_search MATCH \(bind: phrase) AND customers.livemode = \(bind: livemode)"
-            } else {
-                let upper = text + "\u{10FFFF}"
-                matched += "SELECT * FROM customers WHERE livemode = \(bind: livemode) AND lower(name) >= \(bind: text) AND lower(name) < \(bind: upper)"
-                matched += " UNION SELECT * FROM customers WHERE livemode = \(bind: livemode) AND lower(email) >= \(bind: text) AND lower(email) < \(bind: upper)"
-            }
-            pageQuery = "WITH matched AS MATERIALIZED ("
-            pageQuery += matched
-            pageQuery += ") SELECT *, (SELECT count(*) FROM matched) AS total FROM matched"
-        }
-        pageQuery += window
-        let found = try await store.read { db in
-            let rows = try await db.raw(pageQuery).all()
-            let customers = try rows.map { try $0.decode(model: CustomerRecord.self, with: SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase)) }
-            let total = try rows.first?.decode(column: "total", as: Int.self)
-            let subscriptionsByCustomer = Dictionary(grouping: try await db.subscriptions(customerIds: customers.map(\.id)), by: \.customerId)
+        let found = try await store.read { data in
+            let (customers, total) = try await data.customers.search(text, livemode: livemode, page: page, perPage: perPage)
+            let subscriptionsByCustomer = Dictionary(grouping: try await data.ledger.subscriptions(customerIds: customers.map(\.id)), by: \.customerId)
             let summaries = customers.map { customer in
                 Schemas.CustomerSummary(
                     id: customer.id, name: customer.name, email: customer.email, country: customer.country,
@@ -84,16 +55,16 @@ final class DeskService: Sendable {
     }
 
     func detail(customerId: String) async throws -> Schemas.CustomerDetail {
-        let now = subscriptions.now()
+        let now = clock.now()
         let policy = config.billing.lifecyclePolicy
-        return try await store.transaction(key: "customer:" + customerId) { db in
-            let customer = try await subscriptions.customer(db, id: customerId)
-            try await subscriptions.settle(db, customerId: customerId, now: now.unixSeconds)
+        return try await store.transaction(key: "customer:" + customerId) { data in
+            let customer = try await data.customers.inScope(customerId)
+            try await settlement.settle(data, customerId: customerId, now: now.unixSeconds)
             var subs: [Schemas.Subscription] = []
             var entitlements: [Schemas.DeskEntitlement] = []
-            let records = try await db.subscriptions(customerId: customerId)
+            let records = try await data.ledger.subscriptions(customerId: customerId)
             for record in records {
-                let discounts = try await db.discounts(subscriptionId: record.id)
+                let discounts = try await data.ledger.discounts(subscriptionId: record.id)
                 subs.append(subscription(record, discounts: discounts, now: now.unixSeconds))
                 let entitlement = EntitlementMapping.entitlement(record, now: now, policy: policy)
                 let display = EntitlementMapping.lifecycle(record, now: now, policy: policy)
@@ -112,7 +83,7 @@ final class DeskService: Sendable {
                     createdAt: Date(unixSeconds: customer.createdAt), cardFailing: customer.cardFailing
                 ),
                 subscriptions: subs, entitlements: entitlements,
-                retention: try await RetentionService(subscriptions: subscriptions).retention(db, customerId: customerId, subscriptions: records)
+                retention: try await retention.retention(data, customerId: customerId, subscriptions: records)
             )
         }
     }
@@ -142,9 +113,9 @@ final class DeskService: Sendable {
     }
 
     func timeline(customerId: String, limit: Int) async throws -> Schemas.TimelineResponse {
-        return try await store.read { db in
-            _ = try await subscriptions.customer(db, id: customerId)
-            let events = try await db.audit(customerId: customerId, limit: limit)
+        return try await store.read { data in
+            _ = try await data.customers.inScope(customerId)
+            let events = try await data.audit.timeline(customerId: customerId, limit: limit)
             return Schemas.TimelineResponse(events: try events.map { event in
                 Schemas.AuditEvent(
                     id: event.id, at: Date(unixSeconds: event.at), actor: event.actor, customerId: event.customerId,

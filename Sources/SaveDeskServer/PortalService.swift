@@ -1,6 +1,5 @@
 import Foundation
 import RetentionDomain
-import SQLKit
 import SaveDeskAPI
 import Synchronization
 
@@ -9,49 +8,59 @@ import Synchronization
 /// and audit as every other change.
 final class PortalService: Sendable {
     typealias Schemas = Components.Schemas
+    let store: Store
+    let changes: ChangeTransaction
+    let clock: DataClock
+    let config: ServerConfig
+    /// The operations the portal's actions take (resume, cancel at period end).
     let subscriptions: SubscriptionService
     /// Where portal and checkout links start: the configured public base URL, or
     /// "http://127.0.0.1:PORT" once the server is bound.
     let baseURL: Mutex<String>
 
-    init(subscriptions: SubscriptionService) {
+    init(store: Store, changes: ChangeTransaction, clock: DataClock, config: ServerConfig, subscriptions: SubscriptionService) {
+        self.store = store
+        self.changes = changes
+        self.clock = clock
+        self.config = config
         self.subscriptions = subscriptions
-        baseURL = Mutex(subscriptions.config.server.publicBaseURL ?? "http://127.0.0.1")
+        baseURL = Mutex(config.server.publicBaseURL ?? "http://127.0.0.1")
     }
 
     /// Called once the server is bound; a configured public base URL wins.
     func bound(host: String, port: Int) {
-        guard subscriptions.config.server.publicBaseURL == nil else { return }
+        guard config.server.publicBaseURL == nil else { return }
         baseURL.withLock { $0 = "http://\(host):\(port)" }
     }
 
     /// Where the portal may send the customer back to: https, or an app scheme the config lists.
     func checkReturnURL(_ text: String) throws(SaveDeskError) {
-        let allowed = ["https"] + subscriptions.config.server.returnURLSchemes
+        let allowed = ["https"] + config.server.returnURLSchemes
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), allowed.contains(scheme),
             scheme != "https" || url.host?.isEmpty == false
         else {
             throw .badRequest(
-                "return_url must be an https URL or use one of the app schemes \(subscriptions.config.server.returnURLSchemes); got \"\(RequestValidator.quote(text))\"",
+                "return_url must be an https URL or use one of the app schemes \(config.server.returnURLSchemes); got \"\(RequestValidator.quote(text))\"",
                 code: "invalid_return_url"
             )
         }
     }
 
     func createSession(_ request: Schemas.PortalSessionRequest, idempotencyKey: String?) async throws -> Schemas.PortalSessionResponse {
-        let minutes = subscriptions.config.billing.portalSessionMinutes
+        let minutes = config.billing.portalSessionMinutes
         let base = baseURL.withLock { $0 }
         if let returnURL = request.returnUrl { try checkReturnURL(returnURL) }
-        return try await subscriptions.mutate(
+        return try await changes.mutate(
             operation: "createCustomerPortalSession", request: request, idempotencyKey: idempotencyKey,
             customerId: request.userId, action: "portal.session_created"
-        ) { db, now in
-            _ = try await subscriptions.customer(db, id: request.userId)
+        ) { data, now in
+            _ = try await data.customers.inScope(request.userId)
             let token = Self.newToken()
             let expires = now + Int64(minutes) * 60
-            try await db.insert(into: "portal_sessions").columns("token", "customer_id", "expires_at", "return_url")
-                .values(SQLBindings.of(token, request.userId, expires, request.returnUrl)).run()
-            return SubscriptionService.Change(
+            try await data.portalSessions.insert(.init(
+                token: token, customerId: request.userId, expiresAt: expires, returnUrl: request.returnUrl, usedAt: nil
+            ))
+            return ChangeTransaction.Change(
                 output: Schemas.PortalSessionResponse(portalUrl: "\(base)/portal/\(token)", expiresAt: Date(unixSeconds: expires)),
                 before: nil, after: nil
             )
@@ -72,28 +81,26 @@ final class PortalService: Sendable {
     /// The customer a token belongs to, or the page to show instead (404 forged, 410 expired or
     /// already used for a change).
     func customer(forToken token: String) async throws -> Result<(CustomerRecord, String?), PageError> {
-        return try await subscriptions.store.read { db in
+        return try await store.read { data in
             guard token.count == 64, token.allSatisfy(\.isHexDigit),
-                let row = try await db.select().columns("customer_id", "expires_at", "return_url", "used_at").from("portal_sessions")
-                    .where("token", .equal, token).first()
+                let session = try await data.portalSessions.find(token: token)
             else {
                 return .failure(PageError(page: Page(status: 404, html: PortalHTML.message(
                     title: "Link not recognised", body: "This billing link is not valid. Ask support for a new one."))))
             }
-            let customerId = try row.decode(column: "customer_id", as: String.self)
-            guard let customer = try await db.customer(id: customerId) else {
+            guard let customer = try await data.customers.find(id: session.customerId) else {
                 return .failure(PageError(page: Page(status: 404, html: PortalHTML.message(title: "Not found", body: "No such customer."))))
             }
-            let now = subscriptions.now(livemode: customer.livemode).unixSeconds
-            guard try row.decode(column: "expires_at", as: Int64.self) > now else {
+            let now = clock.now(livemode: customer.livemode).unixSeconds
+            guard session.expiresAt > now else {
                 return .failure(PageError(page: Page(status: 410, html: PortalHTML.message(
                     title: "Link expired", body: "This billing link has expired. Ask support for a new one."))))
             }
-            guard try row.decode(column: "used_at", as: Int64?.self) == nil else {
+            guard session.usedAt == nil else {
                 return .failure(PageError(page: Page(status: 410, html: PortalHTML.message(
                     title: "Link used", body: "This billing link was already used for a change. Ask support for a new one."))))
             }
-            return .success((customer, try row.decodeNil(column: "return_url") ? nil : try row.decode(column: "return_url", as: String.self)))
+            return .success((customer, session.returnUrl))
         }
     }
 
@@ -108,10 +115,9 @@ final class PortalService: Sendable {
             let entitlements = try await RequestScope.$current.withValue(scope) {
                 try await subscriptions.entitlements(userId: customer.id)
             }
-            let config = subscriptions.config
             let rows = entitlements.map { entitlement in
                 let display = Lifecycle.resolve(
-                    entitlement, now: subscriptions.now(livemode: customer.livemode), context: .init(policy: config.billing.lifecyclePolicy)
+                    entitlement, now: clock.now(livemode: customer.livemode), context: .init(policy: config.billing.lifecyclePolicy)
                 )
                 return PortalHTML.Row(
                     productId: entitlement.productId,
@@ -147,9 +153,9 @@ final class PortalService: Sendable {
                     throw SaveDeskError.badRequest("unknown action \"\(action)\"")
                 }
             }
-            let now = subscriptions.now(livemode: customer.livemode).unixSeconds
-            try await subscriptions.store.transaction { db in
-                try await db.update("portal_sessions").set("used_at", to: now).where("token", .equal, token).run()
+            let now = clock.now(livemode: customer.livemode).unixSeconds
+            try await store.transaction { data in
+                try await data.portalSessions.markUsed(token: token, at: now)
             }
             return Page(status: 200, html: PortalHTML.done(customerName: customer.name, notice: notice, returnURL: returnURL))
         } catch let error as SaveDeskError {

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import SQLKit
 import ServiceLifecycle
 
 /// Data with a lifetime, removed by a job that runs inside the server's service lifecycle:
@@ -9,7 +8,8 @@ import ServiceLifecycle
 /// Offer impressions need no purge: they are counted once per user, session and variant at write
 /// time, so no duplicate is ever stored.
 struct PurgeService: Service {
-    let subscriptions: SubscriptionService
+    let store: Store
+    let clock: any ServerClock
     let interval: Duration
     let logger: Logger
 
@@ -37,14 +37,12 @@ struct PurgeService: Service {
     /// Removes what has outlived its purpose, by the server's clock (test time only ever runs
     /// ahead of it, so nothing is removed before it expired in either mode).
     func purge() async throws {
-        let now = subscriptions.clock.now().unixSeconds
+        let now = clock.now().unixSeconds
         // One instance at a time.
-        try await subscriptions.store.transaction(key: "purge") { db in
-            try await db.delete(from: "idempotency_records")
-                .where("created_at", .lessThanOrEqual, now - SubscriptionService.idempotencyLifetime).run()
-            try await db.delete(from: "portal_sessions").where("expires_at", .lessThanOrEqual, now).run()
-            try await db.delete(from: "checkout_transactions").where("status", .equal, "pending")
-                .where("created_at", .lessThanOrEqual, now - Self.abandonedCheckoutAge).run()
+        try await store.transaction(key: "purge") { data in
+            try await data.idempotency.purge(storedAtOrBefore: now - ChangeTransaction.idempotencyLifetime)
+            try await data.portalSessions.purge(expiredAtOrBefore: now)
+            try await data.checkouts.purgePending(createdAtOrBefore: now - Self.abandonedCheckoutAge)
         }
     }
 }

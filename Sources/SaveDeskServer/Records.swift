@@ -51,7 +51,7 @@ struct SubscriptionRecord: Codable, Hashable, Sendable {
 
     var entitlementStatus: Entitlement.Status { Entitlement.Status(wireValue: status) }
 
-    /// The column names, spelled out: rows decode with `SQLDatabase.rowDecoder` (no key
+    /// The column names, spelled out: rows decode with `SQLCoding.rowDecoder` (no key
     /// conversion per column and row, which was a tenth of a busy server's time); encoders that
     /// convert to snake case leave these names as they are.
     enum CodingKeys: String, CodingKey {

@@ -1,6 +1,5 @@
 import Foundation
 import RetentionDomain
-import SQLKit
 import SaveDeskAPI
 
 /// The App Store half of the cancel flow: a cancellation the agent read out stays waiting for
@@ -8,11 +7,13 @@ import SaveDeskAPI
 /// one offer code from the cancel flow's pool.
 final class RetentionService: Sendable {
     typealias Schemas = Components.Schemas
-    let subscriptions: SubscriptionService
+    let changes: ChangeTransaction
+    let config: ServerConfig
 
-    init(subscriptions: SubscriptionService) { self.subscriptions = subscriptions }
-
-    var config: ServerConfig { subscriptions.config }
+    init(changes: ChangeTransaction, config: ServerConfig) {
+        self.changes = changes
+        self.config = config
+    }
 
     /// Records that the steps to cancel in Settings were read out. A repeat while Apple has not
     /// confirmed answers with the same record; when Apple already reports renewal off, it is
@@ -20,33 +21,29 @@ final class RetentionService: Sendable {
     func recordAppStoreCancellation(
         customerId: String, request: Schemas.AppStoreCancellationRequest, idempotencyKey: String?
     ) async throws -> Schemas.AppStoreCancellation {
-        let product = try subscriptions.product(request.productId)
-        return try await subscriptions.mutate(
+        let product = try config.requireProduct(request.productId)
+        return try await changes.mutate(
             operation: "recordAppStoreCancellation", request: ["customer_id": customerId, "product_id": request.productId],
             idempotencyKey: idempotencyKey, customerId: customerId, action: "app_store.cancellation_read_out"
-        ) { db, now in
-            let customer = try await subscriptions.customer(db, id: customerId)
-            let record = try await appStoreSubscription(db, customer: customer, product: product, purpose: "cancellation")
-            if var latest = try await Self.latest(db, subscriptionId: record.id), latest.confirmedAt == nil || Self.appleSaysOff(record) {
+        ) { data, now in
+            let customer = try await data.customers.inScope(customerId)
+            let record = try await appStoreSubscription(data, customer: customer, product: product, purpose: "cancellation")
+            if var latest = try await data.appStore.latestCancellation(subscriptionId: record.id), latest.confirmedAt == nil || Self.appleSaysOff(record) {
                 // Still waiting (or already confirmed and still off): the same record answers.
                 let confirmsNow = latest.confirmedAt == nil && Self.appleSaysOff(record)
                 if confirmsNow {
-                    try await Self.confirmCancellations(db, of: record, at: now)
+                    try await Self.confirmCancellations(data, of: record, at: now)
                     latest.confirmedAt = now
                 }
-                return SubscriptionService.Change(output: try wire(latest, record: record), before: nil, after: nil, changed: confirmsNow)
+                return ChangeTransaction.Change(output: try wire(latest, record: record), before: nil, after: nil, changed: confirmsNow)
             }
-            let row = CancellationRow(
+            let row = AppStoreCancellationRecord(
                 id: "asc_" + UUID().uuidString.lowercased(), customerId: customer.id, subscriptionId: record.id,
                 productId: product.id, readOutAt: now, readOutBy: RequestScope.current?.actor ?? "operator",
                 confirmedAt: Self.appleSaysOff(record) ? now : nil, livemode: record.livemode
             )
-            try await db.insert(into: "appstore_cancellations")
-                .columns("id", "customer_id", "subscription_id", "product_id", "read_out_at", "read_out_by", "confirmed_at", "livemode")
-                .values(SQLBindings.of(row.id, row.customerId, row.subscriptionId, row.productId, row.readOutAt, row.readOutBy,
-                                       row.confirmedAt, row.livemode))
-                .run()
-            return SubscriptionService.Change(output: try wire(row, record: record), before: nil, after: nil, changed: true)
+            try await data.appStore.insert(row)
+            return ChangeTransaction.Change(output: try wire(row, record: record), before: nil, after: nil, changed: true)
         }
     }
 
@@ -59,17 +56,17 @@ final class RetentionService: Sendable {
                 "no App Store offer codes are configured for the cancel flow; add [cancel_flow.app_store_offer]", code: "no_app_store_offer"
             )
         }
-        let product = try subscriptions.product(request.productId)
-        return try await subscriptions.mutate(
+        let product = try config.requireProduct(request.productId)
+        return try await changes.mutate(
             operation: "issueRetentionOfferCode", request: ["customer_id": customerId, "product_id": request.productId],
             idempotencyKey: idempotencyKey, customerId: customerId, action: "cancel_flow.offer_code"
-        ) { db, now in
-            let customer = try await subscriptions.customer(db, id: customerId)
-            _ = try await appStoreSubscription(db, customer: customer, product: product, purpose: "offer code")
+        ) { data, now in
+            let customer = try await data.customers.inScope(customerId)
+            _ = try await appStoreSubscription(data, customer: customer, product: product, purpose: "offer code")
             let (code, isNew) = try await OfferCodePool.cancelFlow.issue(
-                to: customer.id, by: RequestScope.current?.actor ?? "operator", db, now: now, configKey: "cancel_flow.app_store_offer.offer_codes"
+                to: customer.id, by: RequestScope.current?.actor ?? "operator", data, now: now, configKey: "cancel_flow.app_store_offer.offer_codes"
             )
-            return SubscriptionService.Change(
+            return ChangeTransaction.Change(
                 output: Schemas.RetentionOfferCode(
                     offerCode: code,
                     message: "Read out App Store offer code \(code). The customer redeems it in the App Store: their account, then Redeem Gift Card or Code."
@@ -80,15 +77,15 @@ final class RetentionService: Sendable {
     }
 
     /// What the cancel flow can offer this customer on Apple's side, and the cancellations read out.
-    func retention(_ db: any SQLDatabase, customerId: String, subscriptions records: [SubscriptionRecord]) async throws -> Schemas.CustomerRetention {
+    func retention(_ data: Repositories, customerId: String, subscriptions records: [SubscriptionRecord]) async throws -> Schemas.CustomerRetention {
         var cancellations: [Schemas.AppStoreCancellation] = []
         for record in records where record.source == .appStore {
-            if let latest = try await Self.latest(db, subscriptionId: record.id) { cancellations.append(try wire(latest, record: record)) }
+            if let latest = try await data.appStore.latestCancellation(subscriptionId: record.id) { cancellations.append(try wire(latest, record: record)) }
         }
         let offer = try await config.cancelFlow.appStoreOffer.asyncMap { settings in
             Schemas.AppStoreOffer(
                 title: settings.title, body: settings.body, ctaText: settings.ctaText,
-                hasCode: try await OfferCodePool.cancelFlow.hasCode(for: customerId, db)
+                hasCode: try await OfferCodePool.cancelFlow.hasCode(for: customerId, data)
             )
         }
         return Schemas.CustomerRetention(appStoreOffer: offer, appStoreCancellations: cancellations)
@@ -96,10 +93,9 @@ final class RetentionService: Sendable {
 
     /// Confirms the open cancellations of an App Store subscription once Apple reports renewal
     /// off (or the subscription has ended). Called wherever App Store data is applied.
-    static func confirmCancellations(_ db: any SQLDatabase, of record: SubscriptionRecord, at time: Int64) async throws {
+    static func confirmCancellations(_ data: Repositories, of record: SubscriptionRecord, at time: Int64) async throws {
         guard record.source == .appStore, appleSaysOff(record) else { return }
-        try await db.update("appstore_cancellations").set("confirmed_at", to: time)
-            .where("subscription_id", .equal, record.id).where("confirmed_at", .is, SQLLiteral.null).run()
+        try await data.appStore.confirmCancellations(subscriptionId: record.id, at: time)
     }
 
     static func appleSaysOff(_ record: SubscriptionRecord) -> Bool {
@@ -108,29 +104,12 @@ final class RetentionService: Sendable {
 
     // MARK: Private
 
-    struct CancellationRow: Codable, Sendable {
-        var id: String
-        var customerId: String
-        var subscriptionId: String
-        var productId: String
-        var readOutAt: Int64
-        var readOutBy: String
-        var confirmedAt: Int64?
-        var livemode: Bool
-    }
-
-    static func latest(_ db: any SQLDatabase, subscriptionId: String) async throws -> CancellationRow? {
-        try await db.select().column("*").from("appstore_cancellations").where("subscription_id", .equal, subscriptionId)
-            .orderBy("read_out_at", .descending).orderBy("id", .descending).limit(1)
-            .first(decoding: CancellationRow.self, with: SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase))
-    }
-
     /// The customer's live App Store subscription for the product; a live web one means the
     /// cancel flow acts on the web instead.
     private func appStoreSubscription(
-        _ db: any SQLDatabase, customer: CustomerRecord, product: ServerConfig.ProductConfig, purpose: String
+        _ data: Repositories, customer: CustomerRecord, product: ServerConfig.ProductConfig, purpose: String
     ) async throws -> SubscriptionRecord {
-        let records = try await db.subscriptions(customerId: customer.id).filter { $0.productId == product.id }
+        let records = try await data.ledger.subscriptions(customerId: customer.id).filter { $0.productId == product.id }
         let live = records.filter { BillingLedger.liveStatuses.contains($0.entitlementStatus) }
         if live.contains(where: { $0.source == .web }) {
             throw SaveDeskError.conflict(
@@ -147,7 +126,7 @@ final class RetentionService: Sendable {
         return record
     }
 
-    private func wire(_ row: CancellationRow, record: SubscriptionRecord) throws -> Schemas.AppStoreCancellation {
+    private func wire(_ row: AppStoreCancellationRecord, record: SubscriptionRecord) throws -> Schemas.AppStoreCancellation {
         let name = config.product(id: row.productId)?.displayName ?? row.productId
         return Schemas.AppStoreCancellation(
             id: row.id, productId: row.productId, readOutAt: Date(unixSeconds: row.readOutAt), readOutBy: row.readOutBy,

@@ -41,13 +41,14 @@ public enum SaveDeskBackend {
         public let port: Int
         public let baseURL: String
         let task: Task<Void, any Error>
+        let group: ServiceGroup
         let store: Store
 
-        /// Stops accepting requests, finishes those in flight, and closes the database.
+        /// Stops accepting requests, finishes those in flight, and closes the database (the
+        /// app's services shut down in reverse order: the server, the purge job, the store).
         public func stop() async {
-            task.cancel()
+            await group.triggerGracefulShutdown()
             _ = await task.result
-            await store.close()
         }
     }
 
@@ -57,18 +58,19 @@ public enum SaveDeskBackend {
         options: Options = Options(), logger: Logger
     ) async throws {
         let store = try await Store.open(path: databasePath, durability: options.durability, logger: logger)
+        let app: any ApplicationProtocol
         do {
-            let app = try await makeApplication(
+            app = try await buildApplication(
                 config: config, store: store, clock: clock, options: options, host: host, port: port, logger: logger
             ) { port in
                 logger.info("SaveDesk is listening", metadata: ["address": "http://\(host):\(port)"])
             }
-            try await app.runService()
         } catch {
             await store.close()
             throw error
         }
-        await store.close()
+        // The store is the app's first service: it closes after the server has stopped.
+        try await app.runService()
         logger.info("SaveDesk stopped")
     }
 
@@ -83,7 +85,7 @@ public enum SaveDeskBackend {
         let (bound, continuation) = AsyncStream<Int>.makeStream()
         let app: any ApplicationProtocol
         do {
-            app = try await makeApplication(
+            app = try await buildApplication(
                 config: config, store: store, clock: clock, options: options, host: host, port: port, logger: logger
             ) { port in
                 continuation.yield(port)
@@ -93,9 +95,10 @@ public enum SaveDeskBackend {
             await store.close()
             throw error
         }
+        let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
         let task = Task {
             do {
-                try await app.runService(gracefulShutdownSignals: [])
+                try await group.run()
             } catch {
                 continuation.finish()
                 throw error
@@ -103,16 +106,17 @@ public enum SaveDeskBackend {
         }
         var iterator = bound.makeAsyncIterator()
         guard let boundPort = await iterator.next() else {
-            // It could not start (the port is taken, say): close the store, then say why.
-            let outcome = await task.result
-            await store.close()
-            try outcome.get()
+            // It could not start (the port is taken, say): the store has closed with the app; say why.
+            try await task.value
             throw SaveDeskError(status: 500, code: "not_started", "the server stopped before it was listening")
         }
-        return Running(port: boundPort, baseURL: "http://\(host):\(boundPort)", task: task, store: store)
+        return Running(port: boundPort, baseURL: "http://\(host):\(boundPort)", task: task, group: group, store: store)
     }
 
-    static func makeApplication(
+    /// Builds every service of the server on `store` (repositories, the data clock, the change
+    /// transaction, the services the API and the portal call) and the app that runs them: the
+    /// store, the purge job and the HTTP server, in that order of start (and reverse of stop).
+    static func buildApplication(
         config: ServerConfig, store: Store, clock: any ServerClock, options: Options, host: String, port: Int, logger: Logger,
         onRunning: @escaping @Sendable (Int) async -> Void
     ) async throws -> some ApplicationProtocol {
@@ -121,15 +125,28 @@ public enum SaveDeskBackend {
         let spec = try APISpec.shipped.get()
         try await OfferCodePool.winBack.sync(store, codes: config.winBack?.offerCodes ?? [])
         try await OfferCodePool.cancelFlow.sync(store, codes: config.cancelFlow.appStoreOffer?.offerCodes ?? [])
-        let subscriptions = SubscriptionService(
-            store: store, config: config, clock: clock, testClock: TestClock(isAdjustable: options.testClock)
-        )
-        try await subscriptions.loadTestClock()
-        let portal = PortalService(subscriptions: subscriptions)
+        let dataClock = DataClock(server: clock, isAdjustable: options.testClock)
+        try await dataClock.reload(from: store)
+        let settlement = Settlement(config: config)
+        let changes = ChangeTransaction(store: store, clock: dataClock, settlement: settlement)
+        let subscriptions = SubscriptionService(store: store, changes: changes, clock: dataClock, config: config)
+        let portal = PortalService(store: store, changes: changes, clock: dataClock, config: config, subscriptions: subscriptions)
         let dataDirectory = options.dataDirectory.map { URL(fileURLWithPath: $0) } ?? store.defaultDataDirectory
-        let appStore = try AppStoreService(subscriptions: subscriptions, dataDirectory: dataDirectory)
-        let handlers = try APIHandlers(
-            service: subscriptions, desk: DeskService(subscriptions: subscriptions), portal: portal, appStore: appStore
+        let appStore = try AppStoreService(store: store, changes: changes, clock: dataClock, config: config, dataDirectory: dataDirectory)
+        let switchAndSave = SwitchAndSaveService(store: store, changes: changes, clock: dataClock, config: config)
+        let retention = RetentionService(changes: changes, config: config)
+        let checkout = CheckoutService(
+            store: store, changes: changes, clock: dataClock, config: config, portal: portal, switchAndSave: switchAndSave
+        )
+        let handlers = APIHandlers(
+            service: subscriptions,
+            desk: DeskService(store: store, clock: dataClock, config: config, settlement: settlement, retention: retention),
+            portal: portal, switchAndSave: switchAndSave, analytics: AnalyticsService(store: store, config: config),
+            testClock: TestClockService(store: store, changes: changes, clock: dataClock, appStore: appStore),
+            winBack: WinBackService(changes: changes, config: config), retention: retention, appStore: appStore, checkout: checkout,
+            upgrades: UpgradeService(store: store, changes: changes, clock: dataClock, config: config, subscriptions: subscriptions, checkout: checkout),
+            catalog: try CatalogService(store: store, clock: dataClock, config: config, switchAndSave: switchAndSave),
+            cancelFlowConfig: try WireMapping.convert(config.cancelFlow.config)
         )
 
         let router = Router()
@@ -137,13 +154,12 @@ public enum SaveDeskBackend {
         try handlers.registerHandlers(
             on: router, serverURL: URL(string: "/")!,
             middlewares: [APIMiddleware(keys: KeyRing(config.apiKeys), spec: spec, logger: logger) { key, operation, principal in
-                try await subscriptions.storedFingerprint(key: key, operation: operation, principal: principal)
+                try await changes.storedFingerprint(key: key, operation: operation, principal: principal)
             } prepare: { scope in
                 // Another instance may have moved test time: read the offset it committed.
-                if store.isShared, options.testClock, !scope.livemode { try await subscriptions.loadTestClock() }
+                if store.isShared, options.testClock, !scope.livemode { try await dataClock.reload(from: store) }
             }, ConstantResponses(operations: ["getCancelFlowConfig"])]
         )
-        let checkout = handlers.checkout
         router.get("/checkout/callback") { request, _ -> Response in
             html(try await checkout.page(id: request.uri.queryParameters.get("transaction_id") ?? ""))
         }
@@ -170,7 +186,7 @@ public enum SaveDeskBackend {
                 httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)
             )),
             configuration: .init(address: .hostname(host, port: port), serverName: "SaveDesk"),
-            services: [PurgeService(subscriptions: subscriptions, interval: options.purgeInterval, logger: logger)],
+            services: [StoreService(store: store), PurgeService(store: store, clock: clock, interval: options.purgeInterval, logger: logger)],
             onServerRunning: { channel in
                 let boundPort = channel.localAddress?.port ?? port
                 portal.bound(host: host, port: boundPort)

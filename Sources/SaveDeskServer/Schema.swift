@@ -58,7 +58,7 @@ enum Schema {
             FROM cancel_flow_responses GROUP BY livemode, \(day), actor, outcome
             """,
         ]
-        for actor in ["actor", "'\(CancelFlowResponseRepository.everyActor)'"] {
+        for actor in ["actor", "'\(CancelFlowRollups.everyActor)'"] {
             statements += [
                 counts(actor: actor, "step", question: "0", value: "last_step_seen", from: "cancel_flow_responses", where: "1 = 1"),
                 counts(actor: actor, "pause_days", question: "0", value: "pause_duration_days", from: "cancel_flow_responses",

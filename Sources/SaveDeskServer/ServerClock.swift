@@ -27,20 +27,3 @@ public final class ManualClock: ServerClock {
 
     public func set(_ date: Date) { current.withLock { $0 = date } }
 }
-
-/// The test clock: how far test-mode time is ahead of the server's clock. Kept in the database
-/// (`test_clock`), moved only by `POST /v1/desk/clock/advance` on a server started with
-/// `--test-clock`, and never applied to live data.
-final class TestClock: Sendable {
-    /// Whether test-mode operator keys may move it.
-    let isAdjustable: Bool
-    private let offset = Mutex<Int64>(0)
-
-    init(isAdjustable: Bool) { self.isAdjustable = isAdjustable }
-
-    /// Seconds test-mode time is ahead.
-    var offsetSeconds: Int64 { offset.withLock { $0 } }
-
-    /// Sets the offset read from the database (at start, and after a committed advance).
-    func set(offsetSeconds: Int64) { offset.withLock { $0 = offsetSeconds } }
-}

@@ -62,11 +62,22 @@ public final class Store: Sendable {
 
     public func close() async { await engine.close() }
 
-    func read<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await engine.read(body) }
-    /// See `StoreEngine.transaction`: `key` names what the transaction changes (a customer), and
-    /// `alsoLocking` anything else it changes that others change too (the cancel-flow rollups),
-    /// so changes to the same thing queue rather than race.
-    func transaction<T>(key: String? = nil, alsoLocking others: [String] = [], _ body: (any SQLDatabase) async throws -> T) async throws -> T {
+    /// Reads through the repositories (on a reader connection: never behind a write).
+    func read<T>(_ body: (Repositories) async throws -> T) async throws -> T {
+        try await engine.read { db in try await body(Repositories(sql: db, kind: kind)) }
+    }
+
+    /// Changes through the repositories in one transaction. See `StoreEngine.transaction`: `key`
+    /// names what the transaction changes (a customer), and `alsoLocking` anything else it
+    /// changes that others change too (the cancel-flow rollups), so changes to the same thing
+    /// queue rather than race.
+    func transaction<T>(key: String? = nil, alsoLocking others: [String] = [], _ body: (Repositories) async throws -> T) async throws -> T {
+        try await sqlTransaction(key: key, alsoLocking: others) { db in try await body(Repositories(sql: db, kind: kind)) }
+    }
+
+    /// The SQL doors, below the repositories: for the schema, bulk loaders and tests.
+    func sqlRead<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await engine.read(body) }
+    func sqlTransaction<T>(key: String? = nil, alsoLocking others: [String] = [], _ body: (any SQLDatabase) async throws -> T) async throws -> T {
         try await engine.transaction(keys: Set((key.map { [$0] } ?? []) + others).sorted(), body)
     }
     func exclusive<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await engine.exclusive(body) }
@@ -74,7 +85,7 @@ public final class Store: Sendable {
     /// The journal mode in force ("wal" on SQLite).
     public func journalMode() async throws -> String {
         guard kind == .sqlite else { return "" }
-        return try await read { db in
+        return try await sqlRead { db in
             try await db.raw("PRAGMA journal_mode").first()?.decode(column: "journal_mode", as: String.self) ?? ""
         }
     }
@@ -83,12 +94,19 @@ public final class Store: Sendable {
     /// together on one PostgreSQL database take turns (a transaction-scoped advisory lock), so
     /// each migration runs once.
     private func migrate() async throws {
-        try await transaction { db in
+        // Up to date (the usual case for a second instance or a tool opening the same store):
+        // nothing to write, so no write lock is taken.
+        let versions = Set(Schema.migrations(for: kind).map(\.version))
+        let applied = try? await sqlRead { db in
+            try await db.raw("SELECT version FROM schema_migrations").all().map { try $0.decode(column: "version", as: Int.self) }
+        }
+        if let applied, versions.isSubset(of: Set(applied)) { return }
+        try await sqlTransaction { db in
             if kind == .postgres { try await db.raw("SELECT pg_advisory_xact_lock(\(bind: Self.migrationLock))").run() }
             try await db.raw("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)").run()
         }
         for migration in Schema.migrations(for: kind) {
-            let applied = try await transaction { db -> Bool in
+            let applied = try await sqlTransaction { db -> Bool in
                 if kind == .postgres { try await db.raw("SELECT pg_advisory_xact_lock(\(bind: Self.migrationLock))").run() }
                 let done = try await db.select().column("version").from("schema_migrations").where("version", .equal, migration.version).first()
                 guard done == nil else { return false }

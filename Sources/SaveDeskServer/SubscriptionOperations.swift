@@ -1,6 +1,5 @@
 import Foundation
 import RetentionDomain
-import SQLKit
 import SaveDeskAPI
 
 /// The primitives the seeds name, as server operations on the ledger.
@@ -14,39 +13,39 @@ extension SubscriptionService {
     func changeSubscription<Request: Encodable & Sendable, Output: Codable & Sendable>(
         operation: String, request: Request, idempotencyKey: String?, userId: String, product: ServerConfig.ProductConfig,
         action: String, verb: String,
-        _ body: (_ subscription: inout SubscriptionRecord, _ db: any SQLDatabase, _ now: Int64, _ wroteMore: inout Bool) async throws -> Output
+        _ body: (_ subscription: inout SubscriptionRecord, _ data: Repositories, _ now: Int64, _ wroteMore: inout Bool) async throws -> Output
     ) async throws -> Output {
-        try await mutate(
+        try await changes.mutate(
             operation: operation, request: request, idempotencyKey: idempotencyKey, customerId: userId, action: action
-        ) { db, now in
-            let customer = try await customer(db, id: userId)
-            var subscription = try await target(db, customer: customer, product: product, action: verb)
+        ) { data, now in
+            let customer = try await data.customers.inScope(userId)
+            var subscription = try await data.ledger.target(customer: customer, product: product, action: verb)
             let before = subscription
             var wroteMore = false
-            let output = try await body(&subscription, db, now, &wroteMore)
+            let output = try await body(&subscription, data, now, &wroteMore)
             if subscription != before {
                 subscription.updatedAt = now
-                try await db.update(subscription)
+                try await data.ledger.update(subscription)
             }
             return Change(output: output, before: before, after: subscription, changed: wroteMore || subscription != before)
         }
     }
 
     func acceptSaveOffer(_ request: Schemas.UserProductRequest, idempotencyKey: String?) async throws -> Schemas.SaveOfferResult {
-        let product = try product(request.productId)
+        let product = try config.requireProduct(request.productId)
         guard let offer = config.cancelFlow.config.offer, offer.enabled, let terms = config.cancelFlow.offerTerms else {
             throw SaveDeskError.unprocessable("the cancel flow has no save offer enabled", code: "no_offer")
         }
         return try await changeSubscription(
             operation: "acceptSaveOffer", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
             product: product, action: "subscription.accept_offer", verb: "discount"
-        ) { subscription, db, now, wroteMore in
-            let existing = try await db.discounts(subscriptionId: subscription.id)
+        ) { subscription, data, now, wroteMore in
+            let existing = try await data.ledger.discounts(subscriptionId: subscription.id)
             let (discount, result) = try ledger.acceptOffer(
                 &subscription, terms: terms, existing: existing, productName: product.displayName, now: now
             )
             if let discount {
-                try await db.insert(discount, into: "discounts")
+                try await data.ledger.insert(discount)
                 wroteMore = true
             }
             return Schemas.SaveOfferResult(
@@ -56,9 +55,9 @@ extension SubscriptionService {
     }
 
     func pauseSubscription(_ request: Schemas.PauseRequest, idempotencyKey: String?) async throws -> Schemas.PauseResponse {
-        let product = try product(request.productId)
+        let product = try config.requireProduct(request.productId)
         let settings = config.cancelFlow
-        let now = self.now()
+        let now = clock.now()
         let days: Int
         if let requested = request.pauseDurationDays {
             guard (1...settings.maxPauseDays).contains(requested) else {
@@ -89,7 +88,7 @@ extension SubscriptionService {
     }
 
     func resumeSubscription(_ request: Schemas.UserProductRequest, idempotencyKey: String?) async throws -> Schemas.ResumeResponse {
-        let product = try product(request.productId)
+        let product = try config.requireProduct(request.productId)
         return try await changeSubscription(
             operation: "resumeSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
             product: product, action: "subscription.resume", verb: "resume"
@@ -102,13 +101,13 @@ extension SubscriptionService {
     func cancelSubscription(
         _ request: Schemas.CancelRequest, idempotencyKey: String?, reason: String? = nil
     ) async throws -> Schemas.CancelResponse {
-        let product = try product(request.productId)
+        let product = try config.requireProduct(request.productId)
         let immediate = request.immediate ?? false
         return try await changeSubscription(
             operation: "cancelSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
             product: product, action: immediate ? "subscription.cancel_now" : "subscription.cancel_at_period_end", verb: "cancel"
-        ) { subscription, db, now, _ in
-            let latestReason = try await latestCancelReason(db, customerId: request.userId, productId: product.id)
+        ) { subscription, data, now, _ in
+            let latestReason = try await latestCancelReason(data, customerId: request.userId, productId: product.id)
             let (cancelledAt, accessUntil) = try ledger.cancel(
                 &subscription, immediate: immediate, reason: reason ?? latestReason, productName: product.displayName, now: now
             )
@@ -121,7 +120,7 @@ extension SubscriptionService {
     func reactivateSubscription(
         _ request: Schemas.UserProductRequest, idempotencyKey: String?
     ) async throws -> Schemas.ReactivateResponse {
-        let product = try product(request.productId)
+        let product = try config.requireProduct(request.productId)
         return try await changeSubscription(
             operation: "reactivateSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
             product: product, action: "subscription.reactivate", verb: "reactivate"
@@ -134,12 +133,9 @@ extension SubscriptionService {
     }
 
     /// The reason of the customer's latest cancel-flow answer for a product, recorded with a cancellation.
-    private func latestCancelReason(_ db: any SQLDatabase, customerId: String, productId: String) async throws -> String? {
-        guard let row = try await db.select().column("answers").from("cancel_flow_responses")
-            .where("customer_id", .equal, customerId).where("product_id", .equal, productId)
-            .orderBy("created_at", .descending).limit(1).first()
-        else { return nil }
-        let answers = try JSONDecoder().decode([Schemas.CancelFlowAnswer].self, from: Data(try row.decode(column: "answers", as: String.self).utf8))
+    private func latestCancelReason(_ data: Repositories, customerId: String, productId: String) async throws -> String? {
+        guard let stored = try await data.cancelFlow.latestAnswers(customerId: customerId, productId: productId) else { return nil }
+        let answers = try JSONDecoder().decode([Schemas.CancelFlowAnswer].self, from: Data(stored.utf8))
         let questions = config.cancelFlow.config.questions
         return answers.compactMap { answer -> String? in
             if let text = answer.freeText { return text }

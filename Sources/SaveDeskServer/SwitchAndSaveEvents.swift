@@ -1,5 +1,4 @@
 import Foundation
-import SQLKit
 import SaveDeskAPI
 
 /// Funnel events of switch and save: impressions (once per user, session and variant) and
@@ -9,46 +8,40 @@ extension SwitchAndSaveService {
         guard !request.sessionId.isEmpty else {
             throw SaveDeskError.badRequest("session_id must not be empty", code: "missing_session_id")
         }
-        _ = try subscriptions.product(request.productId)
+        _ = try config.requireProduct(request.productId)
         let variant = request.variantId.map(String.init) ?? ""
-        return try await subscriptions.mutate(
+        return try await changes.mutate(
             operation: "recordOfferViewed", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
             action: "switch_and_save.viewed"
-        ) { db, now in
-            _ = try await subscriptions.customer(db, id: request.userId)
-            let seen = try await db.select().column("created_at").from("offer_impressions")
-                .where("customer_id", .equal, request.userId).where("session_id", .equal, request.sessionId)
-                .where("variant_id", .equal, variant).first()
-            guard seen == nil else {
-                return SubscriptionService.Change(output: Schemas.StatusResponse(status: "duplicate"), before: nil, after: nil, changed: false)
+        ) { data, now in
+            _ = try await data.customers.inScope(request.userId)
+            guard try await !data.switchAndSave.hasImpression(customerId: request.userId, sessionId: request.sessionId, variantId: variant) else {
+                return ChangeTransaction.Change(output: Schemas.StatusResponse(status: "duplicate"), before: nil, after: nil, changed: false)
             }
-            try await db.insert(into: "offer_impressions")
-                .columns("customer_id", "session_id", "variant_id", "product_id", "flow_type", "created_at", "livemode")
-                .values(SQLBindings.of(request.userId, request.sessionId, variant, request.productId, request.flowType, now,
-                                       RequestScope.current?.livemode ?? false))
-                .run()
-            return SubscriptionService.Change(output: Schemas.StatusResponse(status: "recorded"), before: nil, after: nil)
+            try await data.switchAndSave.recordImpression(
+                customerId: request.userId, sessionId: request.sessionId, variantId: variant, productId: request.productId,
+                flowType: request.flowType, at: now, livemode: RequestScope.current?.livemode ?? false
+            )
+            return ChangeTransaction.Change(output: Schemas.StatusResponse(status: "recorded"), before: nil, after: nil)
         }
     }
 
     func recordConversion(
         _ request: Schemas.MigrationConvertedRequest, idempotencyKey: String?
     ) async throws -> Schemas.MigrationConvertedResponse {
-        try await subscriptions.mutate(
+        try await changes.mutate(
             operation: "recordMigrationConverted", request: request, idempotencyKey: idempotencyKey,
             customerId: request.userId, action: "switch_and_save.converted"
-        ) { db, now in
-            _ = try await subscriptions.customer(db, id: request.userId)
-            let already = try await db.select().column("created_at").from("migration_conversions")
-                .where("customer_id", .equal, request.userId).first() != nil
+        ) { data, now in
+            _ = try await data.customers.inScope(request.userId)
+            let already = try await data.switchAndSave.hasConversion(customerId: request.userId)
             if !already {
-                let variant = try await db.select().column("variant_id").from("offer_impressions")
-                    .where("customer_id", .equal, request.userId).orderBy("created_at", .descending).limit(1).first()?
-                    .decode(column: "variant_id", as: String.self) ?? ""
-                try await db.insert(into: "migration_conversions").columns("customer_id", "variant_id", "source", "created_at", "livemode")
-                    .values(SQLBindings.of(request.userId, variant, request.source, now, RequestScope.current?.livemode ?? false)).run()
+                try await data.switchAndSave.recordConversion(
+                    customerId: request.userId, variantId: try await data.switchAndSave.lastVariantSeen(customerId: request.userId),
+                    source: request.source, at: now, livemode: RequestScope.current?.livemode ?? false
+                )
             }
-            return SubscriptionService.Change(
+            return ChangeTransaction.Change(
                 output: Schemas.MigrationConvertedResponse(status: already ? "duplicate" : "recorded", conversions: 1),
                 before: nil, after: nil, changed: !already
             )

@@ -1,6 +1,5 @@
 import Foundation
 import RetentionDomain
-import SQLKit
 import SaveDeskAPI
 
 /// The switch-and-save decision, made by RetentionDomain's evaluator on the server's facts, and
@@ -8,11 +7,17 @@ import SaveDeskAPI
 /// `user-offer`, the catalog's tip (`config.offer`) and the checkout's discount.
 final class SwitchAndSaveService: Sendable {
     typealias Schemas = Components.Schemas
-    let subscriptions: SubscriptionService
+    let store: Store
+    let changes: ChangeTransaction
+    let clock: DataClock
+    let config: ServerConfig
 
-    init(subscriptions: SubscriptionService) { self.subscriptions = subscriptions }
-
-    var config: ServerConfig { subscriptions.config }
+    init(store: Store, changes: ChangeTransaction, clock: DataClock, config: ServerConfig) {
+        self.store = store
+        self.changes = changes
+        self.clock = clock
+        self.config = config
+    }
 
     static let flowType = "switch_and_save"
 
@@ -27,12 +32,12 @@ final class SwitchAndSaveService: Sendable {
     }
 
     /// The decision for a customer, inside the caller's transaction (billing settled first).
-    func facts(_ db: any SQLDatabase, userId: String, now: Date) async throws -> Facts {
-        let customer = try await subscriptions.customer(db, id: userId)
-        try await subscriptions.settle(db, customerId: userId, now: now.unixSeconds)
-        let records = try await db.subscriptions(customerId: userId)
+    func facts(_ data: Repositories, userId: String, now: Date) async throws -> Facts {
+        let customer = try await data.customers.inScope(userId)
+        try await changes.settlement.settle(data, customerId: userId, now: now.unixSeconds)
+        let records = try await data.ledger.subscriptions(customerId: userId)
         let entitlements = records.map { EntitlementMapping.entitlement($0, now: now, policy: config.billing.lifecyclePolicy) }
-        let dismissal = try await db.dismissal(customerId: userId)
+        let dismissal = try await data.switchAndSave.dismissal(customerId: userId)
         let decision = SwitchAndSaveEligibility.evaluate(.init(
             userId: userId, campaign: config.campaign, catalog: config.products.map(\.product),
             entitlements: entitlements, jurisdiction: customer.country, dismissal: dismissal, now: now
@@ -45,9 +50,9 @@ final class SwitchAndSaveService: Sendable {
     }
 
     func userOffer(userId: String) async throws -> Schemas.UserOfferResponse {
-        let now = subscriptions.now()
-        return try await subscriptions.store.transaction(key: "customer:" + userId) { db in
-            let facts = try await facts(db, userId: userId, now: now)
+        let now = clock.now()
+        return try await store.transaction(key: "customer:" + userId) { data in
+            let facts = try await facts(data, userId: userId, now: now)
             return Schemas.UserOfferResponse(
                 userId: userId, appId: config.checkout.appId, isSandbox: RequestScope.current?.isSandbox ?? false,
                 subscription: Self.subscription(facts), offer: try offer(facts), serverTime: now,
@@ -122,44 +127,30 @@ final class SwitchAndSaveService: Sendable {
         guard request.flowType == Self.flowType else {
             throw SaveDeskError.badRequest("flow_type must be \(Self.flowType), got \"\(request.flowType)\"", code: "unknown_flow_type")
         }
-        return try await subscriptions.mutate(
+        return try await changes.mutate(
             operation: "recordOfferDismissed", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
             action: "switch_and_save.dismissed"
-        ) { db, now in
-            _ = try await subscriptions.customer(db, id: request.userId)
-            try await db.delete(from: "switch_dismissals").where("customer_id", .equal, request.userId).run()
-            try await db.insert(into: "switch_dismissals")
-                .columns("customer_id", "flow_type", "dismissed_by", "dismissed_at", "variant_id")
-                .values(SQLBindings.of(request.userId, request.flowType, RequestScope.current?.actor ?? "app", now,
-                                       request.variantId.map(String.init)))
-                .run()
-            return SubscriptionService.Change(output: Schemas.StatusResponse(status: "dismissed"), before: nil, after: nil)
+        ) { data, now in
+            _ = try await data.customers.inScope(request.userId)
+            try await data.switchAndSave.recordDismissal(
+                customerId: request.userId, flowType: request.flowType, by: RequestScope.current?.actor ?? "app", at: now,
+                variantId: request.variantId.map(String.init)
+            )
+            return ChangeTransaction.Change(output: Schemas.StatusResponse(status: "dismissed"), before: nil, after: nil)
         }
     }
 
     func resetDismissal(customerId: String, idempotencyKey: String?) async throws -> Schemas.StatusResponse {
-        try await subscriptions.mutate(
+        try await changes.mutate(
             operation: "resetOfferDismissal", request: ["customer_id": customerId], idempotencyKey: idempotencyKey,
             customerId: customerId, action: "switch_and_save.dismissal_reset"
-        ) { db, _ in
-            _ = try await subscriptions.customer(db, id: customerId)
-            let existed = try await db.dismissal(customerId: customerId) != nil
-            try await db.delete(from: "switch_dismissals").where("customer_id", .equal, customerId).run()
-            return SubscriptionService.Change(
+        ) { data, _ in
+            _ = try await data.customers.inScope(customerId)
+            let existed = try await data.switchAndSave.dismissal(customerId: customerId) != nil
+            try await data.switchAndSave.deleteDismissal(customerId: customerId)
+            return ChangeTransaction.Change(
                 output: Schemas.StatusResponse(status: existed ? "reset" : "not_dismissed"), before: nil, after: nil, changed: existed
             )
         }
-    }
-}
-
-extension SQLDatabase {
-    func dismissal(customerId: String) async throws -> SwitchAndSaveEligibility.Dismissal? {
-        guard let row = try await select().columns("dismissed_by", "dismissed_at").from("switch_dismissals")
-            .where("customer_id", .equal, customerId).first()
-        else { return nil }
-        return SwitchAndSaveEligibility.Dismissal(
-            dismissedAt: Date(unixSeconds: try row.decode(column: "dismissed_at", as: Int64.self)),
-            dismissedBy: try row.decode(column: "dismissed_by", as: String.self)
-        )
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import SQLKit
 import SaveDeskAPI
 
 /// The test clock: moves test-mode time forward and settles every test customer's billing at the
@@ -9,16 +8,20 @@ import SaveDeskAPI
 /// mid-advance leaves the clock and every subscription as they were. Live data never moves.
 final class TestClockService: Sendable {
     typealias Schemas = Components.Schemas
-    let subscriptions: SubscriptionService
+    let store: Store
+    let changes: ChangeTransaction
+    let clock: DataClock
     let appStore: AppStoreService
 
-    init(subscriptions: SubscriptionService, appStore: AppStoreService) {
-        self.subscriptions = subscriptions
+    init(store: Store, changes: ChangeTransaction, clock: DataClock, appStore: AppStoreService) {
+        self.store = store
+        self.changes = changes
+        self.clock = clock
         self.appStore = appStore
     }
 
     func advance(_ request: Schemas.ClockAdvanceRequest, idempotencyKey: String?) async throws -> Schemas.ClockAdvanceResponse {
-        guard subscriptions.testClock.isAdjustable else {
+        guard clock.isAdjustable else {
             throw SaveDeskError.conflict("this server runs on real time; start it with --test-clock to move test-mode time", code: "clock_not_adjustable")
         }
         let days = Int64(request.days ?? 0), hours = Int64(request.hours ?? 0)
@@ -26,32 +29,27 @@ final class TestClockService: Sendable {
             throw SaveDeskError.badRequest("give a positive number of days or hours, got days \(days), hours \(hours)", code: "invalid_advance")
         }
         let step = days * 86_400 + hours * 3_600
-        let (response, replayed) = try await subscriptions.idempotent(
+        let (response, replayed) = try await changes.idempotent(
             operation: "advanceClock", request: request, idempotencyKey: idempotencyKey
-        ) { db -> Schemas.ClockAdvanceResponse in
-            let current = try await db.select().column("offset_seconds").from("test_clock").where("id", .equal, 1).first()?
-                .decode(column: "offset_seconds", as: Int64.self) ?? 0
-            let offset = current + step
-            try await db.delete(from: "test_clock").where("id", .equal, 1).run()
-            try await db.insert(into: "test_clock").columns("id", "offset_seconds").values(SQLBind(1), SQLBind(offset)).run()
-            let now = subscriptions.clock.now().unixSeconds + offset
+        ) { data -> Schemas.ClockAdvanceResponse in
+            let offset = try await data.testClock.offset() + step
+            try await data.testClock.setOffset(offset)
+            let now = clock.server.now().unixSeconds + offset
             var transitions: [Schemas.ClockTransition] = []
             // The simulated App Store's timeline first (through the signed notification path), so the
             // web ledger then sees what Apple did: a migration trial follows Apple's renewals.
-            for (customer, subscription, steps) in try await appStore.advanceSimulatedAppStore(db, now: now) {
+            for (customer, subscription, steps) in try await appStore.advanceSimulatedAppStore(data, now: now) {
                 transitions.append(.init(customerId: customer, subscriptionId: subscription, steps: steps))
             }
-            let customers = try await db.select().column("id").from("customers").where("livemode", .equal, false).orderBy("id").all()
-                .map { try $0.decode(column: "id", as: String.self) }
-            for customer in customers {
-                for (subscription, steps) in try await subscriptions.settle(db, customerId: customer, now: now) {
+            for customer in try await data.customers.ids(livemode: false) {
+                for (subscription, steps) in try await changes.settlement.settle(data, customerId: customer, now: now) {
                     transitions.append(.init(customerId: customer, subscriptionId: subscription, steps: steps))
                 }
             }
             return Schemas.ClockAdvanceResponse(now: Date(unixSeconds: now), transitions: transitions)
         }
         // The committed offset (read back, so a replay or another instance's advance counts too).
-        if !replayed { try await subscriptions.loadTestClock() }
+        if !replayed { try await clock.reload(from: store) }
         return response
     }
 }

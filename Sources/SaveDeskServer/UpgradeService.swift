@@ -1,6 +1,5 @@
 import Foundation
 import RetentionDomain
-import SQLKit
 import SaveDeskAPI
 
 /// Tier upgrades. Web to web takes effect at once at the new price, with the unused time on the
@@ -8,15 +7,27 @@ import SaveDeskAPI
 /// is a web checkout for the higher tier.
 final class UpgradeService: Sendable {
     typealias Schemas = Components.Schemas
+    let store: Store
+    let changes: ChangeTransaction
+    let clock: DataClock
+    let config: ServerConfig
+    let ledger: BillingLedger
+    /// A web upgrade is a subscription change; an App Store one is a checkout.
     let subscriptions: SubscriptionService
     let checkout: CheckoutService
 
-    init(subscriptions: SubscriptionService, checkout: CheckoutService) {
+    init(
+        store: Store, changes: ChangeTransaction, clock: DataClock, config: ServerConfig, subscriptions: SubscriptionService,
+        checkout: CheckoutService
+    ) {
+        self.store = store
+        self.changes = changes
+        self.clock = clock
+        self.config = config
+        ledger = changes.settlement.ledger
         self.subscriptions = subscriptions
         self.checkout = checkout
     }
-
-    var config: ServerConfig { subscriptions.config }
 
     /// The next tier up: the lowest level above the current one, preferring the same interval.
     static func target(for current: ServerConfig.ProductConfig, in config: ServerConfig) -> ServerConfig.ProductConfig? {
@@ -49,10 +60,10 @@ final class UpgradeService: Sendable {
         var nextBilling: Int64
     }
 
-    private func plan(_ db: any SQLDatabase, userId: String, productId: String, now: Int64) async throws -> Result<Plan, SaveDeskError> {
-        let current = try subscriptions.product(productId)
-        _ = try await subscriptions.customer(db, id: userId)
-        let live = try await db.subscriptions(customerId: userId)
+    private func plan(_ data: Repositories, userId: String, productId: String, now: Int64) async throws -> Result<Plan, SaveDeskError> {
+        let current = try config.requireProduct(productId)
+        _ = try await data.customers.inScope(userId)
+        let live = try await data.ledger.subscriptions(customerId: userId)
             .filter { $0.productId == productId && BillingLedger.liveStatuses.contains($0.entitlementStatus) }
         guard let subscription = live.last(where: { $0.source == .web }) ?? live.last else {
             return .failure(.unprocessable("no live \(current.displayName) subscription to upgrade", code: "no_subscription"))
@@ -78,10 +89,10 @@ final class UpgradeService: Sendable {
     }
 
     func offer(userId: String, productId: String) async throws -> Schemas.UpgradeOffer {
-        let now = subscriptions.now().unixSeconds
-        return try await subscriptions.store.transaction(key: "customer:" + userId) { db in
-            try await subscriptions.settle(db, customerId: userId, now: now)
-            switch try await plan(db, userId: userId, productId: productId, now: now) {
+        let now = clock.now().unixSeconds
+        return try await store.transaction(key: "customer:" + userId) { data in
+            try await changes.settlement.settle(data, customerId: userId, now: now)
+            switch try await plan(data, userId: userId, productId: productId, now: now) {
             case .failure(let reason):
                 let code = ["no_subscription": "no_active_subscription", "top_tier": "already_highest_tier"][reason.code] ?? reason.code
                 return Schemas.UpgradeOffer(available: false, reason: code, reasonMessage: reason.message)
@@ -114,10 +125,10 @@ final class UpgradeService: Sendable {
     }
 
     func execute(_ request: Schemas.UpgradeRequest, idempotencyKey: String?) async throws -> Schemas.UpgradeResult {
-        let requested = try subscriptions.product(request.targetProductId)
-        let now = subscriptions.now().unixSeconds
-        let planned = try await subscriptions.store.read { db in
-            try await self.plan(db, userId: request.userId, productId: request.currentProductId, now: now)
+        let requested = try config.requireProduct(request.targetProductId)
+        let now = clock.now().unixSeconds
+        let planned = try await store.read { data in
+            try await self.plan(data, userId: request.userId, productId: request.currentProductId, now: now)
         }
         let upgrade = try planned.get()
         guard upgrade.target.id == requested.id || requested.tier > upgrade.current.tier else {
@@ -131,37 +142,37 @@ final class UpgradeService: Sendable {
         return try await subscriptions.changeSubscription(
             operation: "executeUpgrade", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
             product: upgrade.current, action: "subscription.upgrade", verb: "upgrade"
-        ) { subscription, db, now, wroteMore in
+        ) { subscription, data, now, wroteMore in
             guard let price = requested.webPrice else { throw SaveDeskError.notFound("no web price", code: "unknown_product") }
             wroteMore = true
             let end = BillingLedger.add(requested.interval, to: now)
-            try await db.insert(ChargeRecord(
+            try await data.ledger.insert(ChargeRecord(
                 subscriptionId: subscription.id, amountMicros: price.amountMicros, currency: price.currencyCode,
                 from: now, to: end, paid: true, at: now
-            ), into: "charges")
+            ))
             if upgrade.creditMicros > 0 {
-                try await db.insert(DiscountRecord(
+                try await data.ledger.insert(DiscountRecord(
                     id: "di_" + UUID().uuidString.lowercased(), subscriptionId: subscription.id, offerKey: "upgrade_credit:\(now)",
                     percentOff: nil, amountOffMicros: upgrade.creditMicros, freeDays: nil, duration: "once", durationInMonths: nil,
                     startsAt: now, endsAt: end + 1
-                ), into: "discounts")
+                ))
             }
             subscription.productId = requested.id
             subscription.priceMicros = price.amountMicros
             // Upgrading means staying: a pending cancellation is undone.
-            subscriptions.ledger.restart(&subscription, periodEnd: end)
+            ledger.restart(&subscription, periodEnd: end)
             return Schemas.UpgradeResult(success: true, upgradeType: upgrade.type)
         }
     }
 
     func respond(_ request: Schemas.UpgradeResponseRequest, idempotencyKey: String?) async throws -> Schemas.StatusResponse {
-        _ = try subscriptions.product(request.currentProductId)
-        _ = try subscriptions.product(request.targetProductId)
-        return try await subscriptions.mutate(
+        _ = try config.requireProduct(request.currentProductId)
+        _ = try config.requireProduct(request.targetProductId)
+        return try await changes.mutate(
             operation: "respondToUpgradeOffer", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
             action: "upgrade_offer.\(request.outcome.rawValue)"
-        ) { db, _ in
-            _ = try await subscriptions.customer(db, id: request.userId)
+        ) { data, _ in
+            _ = try await data.customers.inScope(request.userId)
             return .init(output: .init(status: "recorded"), before: nil, after: nil)
         }
     }

@@ -1,6 +1,5 @@
 import Foundation
 import RetentionDomain
-import SQLKit
 import SaveDeskAPI
 
 /// Win-back for lapsed subscribers: a lapsed web subscription restarts with the configured
@@ -8,24 +7,28 @@ import SaveDeskAPI
 /// at most one customer, recorded with the operator who handed it out).
 final class WinBackService: Sendable {
     typealias Schemas = Components.Schemas
-    let subscriptions: SubscriptionService
+    let changes: ChangeTransaction
+    let config: ServerConfig
+    let ledger: BillingLedger
 
-    init(subscriptions: SubscriptionService) { self.subscriptions = subscriptions }
-
-    var config: ServerConfig { subscriptions.config }
+    init(changes: ChangeTransaction, config: ServerConfig) {
+        self.changes = changes
+        self.config = config
+        ledger = changes.settlement.ledger
+    }
 
     func winBack(customerId: String, request: Schemas.WinBackRequest, idempotencyKey: String?) async throws -> Schemas.WinBackResponse {
         guard let settings = config.winBack else {
             throw SaveDeskError.unprocessable("win-back is not configured; add a [win_back] section", code: "win_back_not_configured")
         }
-        let product = try subscriptions.product(request.productId)
+        let product = try config.requireProduct(request.productId)
         let policy = config.billing.lifecyclePolicy
-        return try await subscriptions.mutate(
+        return try await changes.mutate(
             operation: "winBackCustomer", request: ["customer_id": customerId, "product_id": request.productId],
             idempotencyKey: idempotencyKey, customerId: customerId, action: "win_back"
-        ) { db, now in
-            let customer = try await subscriptions.customer(db, id: customerId)
-            let records = try await db.subscriptions(customerId: customerId).filter { $0.productId == product.id }
+        ) { data, now in
+            let customer = try await data.customers.inScope(customerId)
+            let records = try await data.ledger.subscriptions(customerId: customerId).filter { $0.productId == product.id }
             if let live = records.last(where: { BillingLedger.liveStatuses.contains($0.entitlementStatus) }) {
                 throw SaveDeskError.conflict(
                     "\(customer.name) still has \(product.displayName) (\(live.status)); win-back is for lapsed subscribers", code: "not_lapsed"
@@ -37,7 +40,7 @@ final class WinBackService: Sendable {
             if var web = lapsed.last(where: { $0.source == .web }) {
                 let before = web
                 let terms = settings.terms
-                subscriptions.ledger.restart(&web, periodEnd: BillingLedger.add(product.interval, to: now))
+                ledger.restart(&web, periodEnd: BillingLedger.add(product.interval, to: now))
                 web.updatedAt = now
                 let discount = DiscountRecord(
                     id: "di_" + UUID().uuidString.lowercased(), subscriptionId: web.id, offerKey: "win_back:\(now)",
@@ -45,18 +48,17 @@ final class WinBackService: Sendable {
                     durationInMonths: settings.durationInMonths, startsAt: now,
                     endsAt: BillingLedger.add(.month, settings.durationInMonths, to: now)
                 )
-                try await db.insert(discount, into: "discounts")
-                let ledger = subscriptions.ledger
-                try await db.insert(ChargeRecord(
+                try await data.ledger.insert(discount)
+                try await data.ledger.insert(ChargeRecord(
                     subscriptionId: web.id, amountMicros: ledger.amount(for: web, discounts: [discount], at: now),
                     currency: web.currency, from: now, to: web.currentPeriodEnd ?? now, paid: !customer.cardFailing, at: now
-                ), into: "charges")
+                ))
                 if customer.cardFailing {
                     web.status = Entitlement.Status.pastDue.wireValue
                     web.pastDueSince = now
                 }
-                try await db.update(web)
-                return SubscriptionService.Change(
+                try await data.ledger.update(web)
+                return ChangeTransaction.Change(
                     output: Schemas.WinBackResponse(
                         kind: "web_reactivated", message: "\(product.displayName) restarted at \(terms.message)",
                         renewsAt: web.currentPeriodEnd.map(Date.init(unixSeconds:))
@@ -68,9 +70,9 @@ final class WinBackService: Sendable {
                 throw SaveDeskError.notFound("\(customer.name) has no lapsed \(product.displayName) subscription to win back", code: "no_lapsed_subscription")
             }
             let code = try await OfferCodePool.winBack.issue(
-                to: customerId, by: RequestScope.current?.actor ?? "operator", db, now: now, configKey: "win_back.offer_codes"
+                to: customerId, by: RequestScope.current?.actor ?? "operator", data, now: now, configKey: "win_back.offer_codes"
             ).code
-            return SubscriptionService.Change(
+            return ChangeTransaction.Change(
                 output: Schemas.WinBackResponse(
                     kind: "offer_code",
                     message: "Read out App Store offer code \(code). The customer redeems it in the App Store: their account, then Redeem Gift Card or Code.",

@@ -61,6 +61,24 @@ struct LayerImportTests {
         }
     }
 
+    /// Inside the server, SQL lives in the repositories (`Repositories/`) and below them: the store,
+    /// its engines, the schema and the bench's bulk loader. A service that reaches for SQLKit (or a
+    /// raw connection) fails here.
+    static let sqlFiles: Set<String> = [
+        "Store.swift", "StoreEngine.swift", "SQLiteEngine.swift", "PostgresEngine.swift", "ReaderPool.swift", "Schema.swift",
+        "GeneratedResponses.swift",
+    ]
+
+    @Test func onlyRepositoriesAndTheStoreSpeakSQL() throws {
+        let files = Self.swiftFiles(in: "SaveDeskServer")
+        #expect(files.contains { $0.path.contains("/Repositories/") })
+        for file in files where !file.path.contains("/Repositories/") && !Self.sqlFiles.contains(file.lastPathComponent) {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            #expect(!(try Self.imports(of: file)).contains("SQLKit"), "\(file.lastPathComponent) imports SQLKit: its SQL belongs in a repository")
+            #expect(!text.contains("any SQLDatabase"), "\(file.lastPathComponent) takes a raw connection: take Repositories")
+        }
+    }
+
     @Test func theImportScannerSeesEveryForm() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("imports-\(UUID()).swift")
         try """

@@ -101,7 +101,7 @@ struct CancelFlowRollupTests {
         let submitted = try await Self.submit(40, to: server, generator: &generator)
         let desk = server.desk
         let first = submitted[0].at.timeIntervalSince1970, last = submitted[submitted.count - 1].at.timeIntervalSince1970
-        let midnight = Double(CancelFlowResponseRepository.dayStart(Int64(first))) + 86_400
+        let midnight = Double(CancelFlowRollups.dayStart(Int64(first))) + 86_400
         // Open ends, exact midnights, ranges inside one day, and ranges across several.
         let open: Date? = nil
         var ranges: [(Date?, Date?)] = [(open, open), (Date(timeIntervalSince1970: midnight), open), (open, Date(timeIntervalSince1970: midnight)),
@@ -126,7 +126,7 @@ struct CancelFlowRollupTests {
         defer { Task { await server.stop() } }
         var generator = Generator(state: 7)
         let submitted = try await Self.submit(20, to: server, generator: &generator)
-        let midnight = Date(timeIntervalSince1970: Double(CancelFlowResponseRepository.dayStart(Int64(submitted[0].at.timeIntervalSince1970)) + 86_400))
+        let midnight = Date(timeIntervalSince1970: Double(CancelFlowRollups.dayStart(Int64(submitted[0].at.timeIntervalSince1970)) + 86_400))
         let wholeDays = try await server.desk.getCancelFlowAnalytics(query: .init(from: midnight)).ok.body.json
         let partial = try await server.desk.getCancelFlowAnalytics(query: .init(from: midnight.addingTimeInterval(60))).ok.body.json
         #expect(wholeDays.outcomes.total > 0)
@@ -164,7 +164,7 @@ struct CancelFlowRollupTests {
         defer { Task { await restarted.stop() } }
         let report = try await restarted.desk.getCancelFlowAnalytics(query: .init()).ok.body.json
         Self.expectMatch(report, submitted, from: nil, to: nil, actor: nil)
-        let midnight = Date(timeIntervalSince1970: Double(CancelFlowResponseRepository.dayStart(Int64(submitted[0].at.timeIntervalSince1970)) + 86_400))
+        let midnight = Date(timeIntervalSince1970: Double(CancelFlowRollups.dayStart(Int64(submitted[0].at.timeIntervalSince1970)) + 86_400))
         let marco = try await restarted.desk.getCancelFlowAnalytics(query: .init(from: midnight, _operator: "Marco (support)")).ok.body.json
         Self.expectMatch(marco, submitted, from: midnight, to: nil, actor: "Marco (support)")
     }

@@ -11,7 +11,7 @@ struct DurabilityTests {
 
     func discountCount(_ server: TestServer) async throws -> Int {
         try await server.withStore { store in
-            try await store.exclusive { db in try await db.discounts(subscriptionId: "sub_ava_1").count }
+            try await store.read { data in try await data.ledger.discounts(subscriptionId: "sub_ava_1").count }
         }
     }
 

@@ -68,7 +68,7 @@ struct IAPEndpointTests {
         let again = try await server.app.acceptSaveOffer(body: .json(.init(userId: "cus_ava", productId: "premium_monthly")))
         #expect(try again.ok.body.json == result)
         let count = try await server.withStore { store in
-            try await store.exclusive { db in try await db.discounts(subscriptionId: "sub_ava_1").count }
+            try await store.read { data in try await data.ledger.discounts(subscriptionId: "sub_ava_1").count }
         }
         #expect(count == 1)
     }

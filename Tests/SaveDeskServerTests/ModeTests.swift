@@ -105,12 +105,12 @@ struct ModeTests {
         let server = try await TestServer.start(seedFile: try Self.seedFile())
         defer { Task { await server.stop() } }
         let before = try await server.withStore { store in
-            try await store.exclusive { db in try await db.subscriptions(customerId: "cus_live") }
+            try await store.read { data in try await data.ledger.subscriptions(customerId: "cus_live") }
         }
         let advanced = try await server.desk.advanceClock(body: .json(.init(days: 10))).ok.body.json
         #expect(advanced.transitions.map(\.customerId) == ["cus_test"])
         let after = try await server.withStore { store in
-            try await store.exclusive { db in try await db.subscriptions(customerId: "cus_live") }
+            try await store.read { data in try await data.ledger.subscriptions(customerId: "cus_live") }
         }
         #expect(after == before, "live subscriptions did not move")
         let charges = try await server.withStore { store in

@@ -19,7 +19,7 @@ struct StoreTests {
     }
 
     static func count(_ store: Store) async throws -> Int {
-        try await store.read { db in
+        try await store.sqlRead { db in
             try await db.raw("SELECT count(*) AS n FROM scratch").first()?.decode(column: "n", as: Int.self) ?? -1
         }
     }
@@ -29,7 +29,7 @@ struct StoreTests {
         let (held, hold) = AsyncStream<Void>.makeStream()
         let (inside, entered) = AsyncStream<Void>.makeStream()
         let writer = Task {
-            try await store.transaction { db in
+            try await store.sqlTransaction { db in
                 try await db.raw("INSERT INTO scratch (n) VALUES (1)").run()
                 entered.yield()
                 for await _ in held { break }
@@ -47,7 +47,7 @@ struct StoreTests {
     @Test func aReaderCannotWrite() async throws {
         let store = try await Self.open()
         await #expect(throws: (any Error).self) {
-            try await store.read { db in try await db.raw("INSERT INTO scratch (n) VALUES (1)").run() }
+            try await store.sqlRead { db in try await db.raw("INSERT INTO scratch (n) VALUES (1)").run() }
         }
         await store.close()
     }
@@ -61,7 +61,7 @@ struct StoreTests {
             for n in 0..<60 {
                 group.addTask {
                     do {
-                        try await store.transaction { db in
+                        try await store.sqlTransaction { db in
                             try await db.raw("INSERT INTO scratch (n) VALUES (\(bind: n))").run()
                             if n % 5 == 0 { throw Refused() }
                         }
@@ -77,7 +77,7 @@ struct StoreTests {
         await store.close()
         let reopened = try await Store.open(path: path, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         #expect(try await Self.count(reopened) == 48)
-        let failed = try await reopened.read { db in
+        let failed = try await reopened.sqlRead { db in
             try await db.raw("SELECT count(*) AS n FROM scratch WHERE n % 5 = 0").first()?.decode(column: "n", as: Int.self)
         }
         #expect(failed == 0)
@@ -91,7 +91,7 @@ struct SearchIndexTests {
     @Test func theIndexAndTheCountFollowEveryChange() async throws {
         let store = try await StoreTests.open()
         func matches(_ text: String) async throws -> [String] {
-            try await store.read { db in
+            try await store.sqlRead { db in
                 try await db.raw("""
                     SELECT customers.id FROM customer_search JOIN customers ON customers.rowid = customer_search.rowid
                     WHERE customer_search MATCH \(bind: "\"" + text + "\"") ORDER BY customers.id
@@ -99,11 +99,11 @@ struct SearchIndexTests {
             }
         }
         func count(livemode: Bool) async throws -> Int? {
-            try await store.read { db in
+            try await store.sqlRead { db in
                 try await db.raw("SELECT n FROM customer_counts WHERE livemode = \(bind: livemode)").first()?.decode(column: "n", as: Int.self)
             }
         }
-        try await store.transaction { db in
+        try await store.sqlTransaction { db in
             try await db.raw("""
                 INSERT INTO customers (id, name, email, created_at, livemode) VALUES
                 ('cus_a', 'Ada Lovelace', 'ada@example.com', 0, 0), ('cus_b', 'Bea Ramírez', 'bea@example.com', 0, 0),
@@ -114,12 +114,12 @@ struct SearchIndexTests {
         #expect(try await matches("RAMÍREZ") == ["cus_b"])
         #expect(try await count(livemode: false) == 2)
         #expect(try await count(livemode: true) == 1)
-        try await store.transaction { db in
+        try await store.sqlTransaction { db in
             try await db.raw("UPDATE customers SET name = 'Ada Byron', email = 'ada@byron.example' WHERE id = 'cus_a'").run()
         }
         #expect(try await matches("lovelace").isEmpty)
         #expect(try await matches("byron") == ["cus_a"])
-        try await store.transaction { db in try await db.raw("DELETE FROM customers WHERE id = 'cus_b'").run() }
+        try await store.sqlTransaction { db in try await db.raw("DELETE FROM customers WHERE id = 'cus_b'").run() }
         #expect(try await matches("ramírez").isEmpty)
         #expect(try await count(livemode: false) == 1)
         await store.close()

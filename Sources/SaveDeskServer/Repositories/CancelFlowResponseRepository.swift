@@ -10,34 +10,19 @@ import SQLKit
 /// free-text answer; actor `*` holds every actor's sum). The funnel then reads whole days from
 /// the rollups and only the rows of the partial days at either end of its range, so its cost
 /// grows with days, not responses.
-struct CancelFlowResponseRepository: Sendable {
-    /// One response as it is stored.
-    struct Row: Sendable {
-        struct Answer: Sendable {
-            var questionId: Int
-            var optionId: Int?
-            var freeText: String?
-        }
+protocol CancelFlowResponseRepository: Sendable {
+    /// Writes a response, its answers and its share of the rollups.
+    func insert(_ row: CancelFlowResponseRow) async throws
+    /// The funnel's figures over `[from, to)` (nil: no limit), for one actor or all.
+    func figures(livemode: Bool, from: Int64?, to: Int64?, actor: String?) async throws -> CancelFlowFigures
+    /// The newest free-text answers to `question` in `[from, to)`, newest first.
+    func freeTextSamples(question: Int, livemode: Bool, from: Int64?, to: Int64?, actor: String?, limit: Int) async throws -> [String]
+    /// The answers (JSON, as the SDK sent them) of the customer's latest response for a product.
+    func latestAnswers(customerId: String, productId: String) async throws -> String?
+}
 
-        var id: String
-        var customerId: String
-        var productId: String
-        var outcome: String
-        var offerShown: Bool
-        var offerAccepted: Bool
-        var pauseShown: Bool
-        var pauseAccepted: Bool
-        var pauseDurationDays: Int?
-        var lastStepSeen: Int
-        var answers: [Answer]
-        /// The answers as the SDK sent them (JSON), kept for the customer's history.
-        var answersJSON: String
-        var variantId: String?
-        var actor: String
-        var livemode: Bool
-        var createdAt: Int64
-    }
-
+/// The rollups' keys and the split of a range into whole days and partial ones.
+enum CancelFlowRollups {
     /// On a shared store, the rollup rows are hot (every response of a day adds to the same few):
     /// transactions that record a response take turns on this key instead of failing each
     /// other's serializable snapshot and being retried.
@@ -48,8 +33,107 @@ struct CancelFlowResponseRepository: Sendable {
 
     static let day: Int64 = 86_400
 
+    /// What `cancel_flow_daily_counts` counts.
+    enum Dimension: String, Sendable {
+        /// The last step reached (`value`).
+        case step
+        /// The pause length taken, in days (`value`).
+        case pauseDays = "pause_days"
+        /// An option (`value`) chosen for a question.
+        case option
+        /// A free-text answer to a question.
+        case freeText = "free_text"
+    }
+
+    /// A time range, either end open (nil).
+    typealias Span = (from: Int64?, to: Int64?)
+
+    /// `[from, to)` as whole UTC days (read from the rollups) and the partial days at its ends
+    /// (read from the rows). A range within one day is all rows.
+    static func split(from: Int64?, to: Int64?) -> (days: Span?, rows: [Span]) {
+        let firstDay = from.map { dayStart($0) == $0 ? $0 : dayStart($0) + day }
+        let endDay = to.map(dayStart)
+        if let firstDay, let endDay, firstDay >= endDay { return (nil, [(from, to)]) }
+        var rows: [Span] = []
+        if let from, let firstDay, firstDay != from { rows.append((from, firstDay)) }
+        if let to, let endDay, endDay != to { rows.append((endDay, to)) }
+        return ((firstDay, endDay), rows)
+    }
+
+    /// The start of the UTC day that holds `seconds`.
+    static func dayStart(_ seconds: Int64) -> Int64 {
+        seconds - ((seconds % day) + day) % day
+    }
+}
+
+/// One response as it is stored.
+struct CancelFlowResponseRow: Sendable {
+    struct Answer: Sendable {
+        var questionId: Int
+        var optionId: Int?
+        var freeText: String?
+    }
+
+    var id: String
+    var customerId: String
+    var productId: String
+    var outcome: String
+    var offerShown: Bool
+    var offerAccepted: Bool
+    var pauseShown: Bool
+    var pauseAccepted: Bool
+    var pauseDurationDays: Int?
+    var lastStepSeen: Int
+    var answers: [Answer]
+    /// The answers as the SDK sent them (JSON), kept for the customer's history.
+    var answersJSON: String
+    var variantId: String?
+    var actor: String
+    var livemode: Bool
+    var createdAt: Int64
+}
+
+/// The funnel's figures over `[from, to)` (nil: no limit), for one actor or all.
+struct CancelFlowFigures: Sendable, Equatable {
+    typealias Dimension = CancelFlowRollups.Dimension
+
+    /// Responses per actor and outcome.
+    var outcomes: [String: [String: Int]] = [:]
+    var offerShown = 0, offerAccepted = 0, pauseShown = 0, pauseAccepted = 0
+    /// Pauses taken per length in days.
+    var pauseDurations: [Int: Int] = [:]
+    /// Responses per last step reached.
+    var lastSteps: [Int: Int] = [:]
+    /// Per question: how often each option was chosen.
+    var options: [Int: [Int: Int]] = [:]
+    /// Per question: how many free-text answers.
+    var freeTexts: [Int: Int] = [:]
+
+    mutating func add(_ dimension: Dimension, question: Int, value: Int, count n: Int) {
+        switch dimension {
+        case .step: lastSteps[value, default: 0] += n
+        case .pauseDays: pauseDurations[value, default: 0] += n
+        case .option: options[question, default: [:]][value, default: 0] += n
+        case .freeText: freeTexts[question, default: 0] += n
+        }
+    }
+}
+
+struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
+    typealias Row = CancelFlowResponseRow
+    typealias Figures = CancelFlowFigures
+    typealias Dimension = CancelFlowRollups.Dimension
+    typealias Span = CancelFlowRollups.Span
+    let db: any SQLDatabase
+
+    private struct Count: Hashable {
+        var dimension: Dimension
+        var questionId: Int
+        var value: Int
+    }
+
     /// Writes `row`, its answers and its share of the rollups.
-    func insert(_ row: Row, into db: any SQLDatabase) async throws {
+    func insert(_ row: Row) async throws {
         try await db.insert(into: "cancel_flow_responses")
             .columns(
                 "id", "customer_id", "product_id", "outcome", "offer_shown", "offer_accepted", "pause_shown",
@@ -69,7 +153,7 @@ struct CancelFlowResponseRepository: Sendable {
                                        row.actor, row.createdAt, row.livemode))
                 .run()
         }
-        let day = Self.dayStart(row.createdAt)
+        let day = CancelFlowRollups.dayStart(row.createdAt)
         let flag = { (value: Bool) in value ? 1 : 0 }
         try await db.raw("""
             INSERT INTO cancel_flow_daily (livemode, day, actor, outcome, n, offer_shown, offer_accepted, pause_shown, pause_accepted)
@@ -91,7 +175,7 @@ struct CancelFlowResponseRepository: Sendable {
             if answer.freeText != nil { counts[Count(dimension: .freeText, questionId: answer.questionId, value: 0), default: 0] += 1 }
         }
         var values: [SQLQueryString] = []
-        for actor in [row.actor, Self.everyActor] {
+        for actor in [row.actor, CancelFlowRollups.everyActor] {
             for (count, n) in counts {
                 values.append("(\(bind: row.livemode), \(bind: actor), \(bind: day), \(bind: count.dimension.rawValue), \(bind: count.questionId), \(bind: count.value), \(bind: n))")
             }
@@ -103,76 +187,14 @@ struct CancelFlowResponseRepository: Sendable {
             """).run()
     }
 
-    /// What `cancel_flow_daily_counts` counts.
-    enum Dimension: String, Sendable {
-        /// The last step reached (`value`).
-        case step
-        /// The pause length taken, in days (`value`).
-        case pauseDays = "pause_days"
-        /// An option (`value`) chosen for a question.
-        case option
-        /// A free-text answer to a question.
-        case freeText = "free_text"
-    }
-
-    private struct Count: Hashable {
-        var dimension: Dimension
-        var questionId: Int
-        var value: Int
-    }
-
     // MARK: Reading
 
-    /// The funnel's figures over `[from, to)` (nil: no limit), for one actor or all.
-    struct Figures: Sendable, Equatable {
-        /// Responses per actor and outcome.
-        var outcomes: [String: [String: Int]] = [:]
-        var offerShown = 0, offerAccepted = 0, pauseShown = 0, pauseAccepted = 0
-        /// Pauses taken per length in days.
-        var pauseDurations: [Int: Int] = [:]
-        /// Responses per last step reached.
-        var lastSteps: [Int: Int] = [:]
-        /// Per question: how often each option was chosen.
-        var options: [Int: [Int: Int]] = [:]
-        /// Per question: how many free-text answers.
-        var freeTexts: [Int: Int] = [:]
-
-        mutating func add(_ dimension: Dimension, question: Int, value: Int, count n: Int) {
-            switch dimension {
-            case .step: lastSteps[value, default: 0] += n
-            case .pauseDays: pauseDurations[value, default: 0] += n
-            case .option: options[question, default: [:]][value, default: 0] += n
-            case .freeText: freeTexts[question, default: 0] += n
-            }
-        }
-    }
-
-    func figures(_ db: any SQLDatabase, livemode: Bool, from: Int64?, to: Int64?, actor: String?) async throws -> Figures {
+    func figures(livemode: Bool, from: Int64?, to: Int64?, actor: String?) async throws -> Figures {
         var figures = Figures()
-        let split = Self.split(from: from, to: to)
+        let split = CancelFlowRollups.split(from: from, to: to)
         if let days = split.days { try await addRollups(db, to: &figures, livemode: livemode, days: days, actor: actor) }
         for range in split.rows { try await addRows(db, to: &figures, livemode: livemode, range: range, actor: actor) }
         return figures
-    }
-
-    /// A time range, either end open (nil).
-    typealias Span = (from: Int64?, to: Int64?)
-
-    /// `[from, to)` as whole UTC days (read from the rollups) and the partial days at its ends
-    /// (read from the rows). A range within one day is all rows.
-    static func split(from: Int64?, to: Int64?) -> (days: Span?, rows: [Span]) {
-        let firstDay = from.map { dayStart($0) == $0 ? $0 : dayStart($0) + day }
-        let endDay = to.map(dayStart)
-        if let firstDay, let endDay, firstDay >= endDay { return (nil, [(from, to)]) }
-        var rows: [Span] = []
-        if let from, let firstDay, firstDay != from { rows.append((from, firstDay)) }
-        if let to, let endDay, endDay != to { rows.append((endDay, to)) }
-        return ((firstDay, endDay), rows)
-    }
-
-    /// The start of the UTC day that holds `seconds`.
-    static func dayStart(_ seconds: Int64) -> Int64 {
-        seconds - ((seconds % day) + day) % day
     }
 
     private func addRollups(_ db: any SQLDatabase, to figures: inout Figures, livemode: Bool, days: Span, actor: String?) async throws {
@@ -198,7 +220,7 @@ struct CancelFlowResponseRepository: Sendable {
             figures.pauseAccepted += try int("pause_accepted")
         }
         let counts = within(db.select().column("dimension").column("question_id").column("value").column(sum("n"), as: "n")
-            .from("cancel_flow_daily_counts").where("actor", .equal, actor ?? Self.everyActor))
+            .from("cancel_flow_daily_counts").where("actor", .equal, actor ?? CancelFlowRollups.everyActor))
         for row in try await counts.groupBy("dimension").groupBy("question_id").groupBy("value").all() {
             guard let dimension = Dimension(rawValue: try row.decode(column: "dimension", as: String.self)) else { continue }
             figures.add(dimension, question: try row.decode(column: "question_id", as: Int.self),
@@ -251,11 +273,17 @@ struct CancelFlowResponseRepository: Sendable {
 
     /// The newest free-text answers to `question` in `[from, to)`, newest first.
     func freeTextSamples(
-        _ db: any SQLDatabase, question: Int, livemode: Bool, from: Int64?, to: Int64?, actor: String?, limit: Int
+        question: Int, livemode: Bool, from: Int64?, to: Int64?, actor: String?, limit: Int
     ) async throws -> [String] {
         let builder = Self.rows(db.select().column("free_text").from("cancel_flow_answers"), livemode: livemode, span: (from, to), actor: actor)
             .where("question_id", .equal, question).where("has_text", .equal, true)
         return try await builder.orderBy("created_at", .descending).limit(limit).all()
             .map { try $0.decode(column: "free_text", as: String.self) }
+    }
+
+    func latestAnswers(customerId: String, productId: String) async throws -> String? {
+        try await db.select().column("answers").from("cancel_flow_responses")
+            .where("customer_id", .equal, customerId).where("product_id", .equal, productId)
+            .orderBy("created_at", .descending).limit(1).first()?.decode(column: "answers", as: String.self)
     }
 }

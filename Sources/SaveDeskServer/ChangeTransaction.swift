@@ -1,0 +1,113 @@
+import Foundation
+
+/// The one transaction every change goes through: due billing settled first, the change, its
+/// audit row and its Idempotency-Key's answer, committed together or not at all. A repeat of an
+/// Idempotency-Key within its lifetime answers as the first request did and runs nothing.
+struct ChangeTransaction: Sendable {
+    let store: Store
+    let clock: DataClock
+    let settlement: Settlement
+
+    /// How long an Idempotency-Key answers as its first request did.
+    static let idempotencyLifetime: Int64 = 86_400
+
+    /// What a change produced: its output, and the subscription before and after for the audit.
+    /// Only a real change is audited: a repeat that changes nothing answers as the first did.
+    struct Change<Output: Sendable>: Sendable {
+        var output: Output
+        var before: SubscriptionRecord?
+        var after: SubscriptionRecord?
+        /// Whether anything was written; by default, whether the subscription changed (or, with no
+        /// subscription involved, true).
+        var changed: Bool?
+
+        init(output: Output, before: SubscriptionRecord?, after: SubscriptionRecord?, changed: Bool? = nil) {
+            self.output = output
+            self.before = before
+            self.after = after
+            self.changed = changed
+        }
+
+        var isChange: Bool { changed ?? (before == nil && after == nil ? true : before != after) }
+    }
+
+    /// One customer's change: `change` runs after the customer's billing is settled, at the
+    /// request's data time, and what it returns is audited as `action`.
+    func mutate<Request: Encodable & Sendable, Output: Codable & Sendable>(
+        operation: String, request: Request, idempotencyKey: String?, customerId: String, action: String,
+        alsoLocking others: [String] = [], _ change: (Repositories, Int64) async throws -> Change<Output>
+    ) async throws -> Output {
+        guard let scope = RequestScope.current else { throw SaveDeskError.unauthorized("no API key") }
+        let parameters = try Self.json(request)
+        return try await idempotent(operation: operation, request: request, idempotencyKey: idempotencyKey, key: "customer:" + customerId, alsoLocking: others) { data in
+            let now = clock.now().unixSeconds
+            try await settlement.settle(data, customerId: customerId, now: now)
+            let result = try await change(data, now)
+            if result.isChange {
+                try await data.audit.append(AuditRecord(
+                    id: AuditID.next(), at: now, actor: scope.actor, customerId: customerId,
+                    action: action, parameters: parameters, beforeState: try result.before.map(Self.json),
+                    afterState: try result.after.map(Self.json), requestId: scope.requestId
+                ))
+            }
+            return result.output
+        }.output
+    }
+
+    /// Runs `body` in one transaction that honours an Idempotency-Key for operations that are not
+    /// one customer's change (the test clock, funnel events). `key` names what it changes (see
+    /// `Store.transaction`); by default, the Idempotency-Key.
+    func idempotent<Request: Encodable & Sendable, Output: Codable & Sendable>(
+        operation: String, request: Request, idempotencyKey: String?, key: String? = nil, alsoLocking others: [String] = [],
+        _ body: (Repositories) async throws -> Output
+    ) async throws -> (output: Output, replayed: Bool) {
+        guard let scope = RequestScope.current else { throw SaveDeskError.unauthorized("no API key") }
+        let fingerprint = try idempotencyKey == nil ? "" : scope.fingerprint ?? Fingerprint.of(request)
+        return try await store.transaction(key: key ?? idempotencyKey.map { "idempotency:" + $0 }, alsoLocking: others) { data in
+            if let key = idempotencyKey, let stored = try await storedResponse(data, key: key, operation: operation, principal: scope.principal) {
+                guard stored.fingerprint == fingerprint else {
+                    throw SaveDeskError.unprocessable("this Idempotency-Key was already used with a different request", code: "idempotency_key_reused")
+                }
+                return (try JSONDecoder().decode(Output.self, from: Data(stored.body.utf8)), true)
+            }
+            let output = try await body(data)
+            if let key = idempotencyKey {
+                try await data.idempotency.store(
+                    key: key, operation: operation, principal: scope.principal, fingerprint: fingerprint,
+                    body: try Self.json(output), at: clock.server.now().unixSeconds
+                )
+            }
+            return (output, false)
+        }
+    }
+
+    /// The stored answer of an Idempotency-Key within its lifetime. An expired one is removed, so
+    /// the key can be used afresh.
+    private func storedResponse(
+        _ data: Repositories, key: String, operation: String, principal: String
+    ) async throws -> (fingerprint: String, body: String)? {
+        guard let stored = try await data.idempotency.find(key: key, operation: operation, principal: principal) else { return nil }
+        guard stored.createdAt > clock.server.now().unixSeconds - Self.idempotencyLifetime else {
+            try await data.idempotency.delete(key: key, operation: operation, principal: principal)
+            return nil
+        }
+        return (stored.fingerprint, stored.body)
+    }
+
+    /// The fingerprint an Idempotency-Key is bound to, if it was used within its lifetime (the API
+    /// middleware refuses a different request before anything else is checked).
+    func storedFingerprint(key: String, operation: String, principal: String) async throws -> String? {
+        let cutoff = clock.server.now().unixSeconds - Self.idempotencyLifetime
+        return try await store.read { data in
+            try await data.idempotency.fingerprint(key: key, operation: operation, principal: principal, storedAfter: cutoff)
+        }
+    }
+
+    /// Compact JSON with snake_case keys (the wire's style) for audit rows and stored responses.
+    static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+}

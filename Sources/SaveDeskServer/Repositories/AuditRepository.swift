@@ -1,0 +1,20 @@
+import SQLKit
+
+/// The audit trail: every change, with who made it and the state before and after. Kept forever.
+protocol AuditRepository: Sendable {
+    func append(_ event: AuditRecord) async throws
+    /// A customer's newest events first.
+    func timeline(customerId: String, limit: Int) async throws -> [AuditRecord]
+}
+
+struct SQLAuditRepository: AuditRepository {
+    let db: any SQLDatabase
+
+    func append(_ event: AuditRecord) async throws { try await db.insert(event, into: "audit_events") }
+
+    func timeline(customerId: String, limit: Int) async throws -> [AuditRecord] {
+        try await db.select().column("*").from("audit_events").where("customer_id", .equal, customerId)
+            .orderBy("at", .descending).orderBy("id", .descending).limit(limit)
+            .all(decoding: AuditRecord.self, with: SQLCoding.decoder)
+    }
+}

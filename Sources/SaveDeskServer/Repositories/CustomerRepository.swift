@@ -1,0 +1,80 @@
+import SQLKit
+
+/// Customers, and the operators' search over them.
+protocol CustomerRepository: Sendable {
+    func find(id: String) async throws -> CustomerRecord?
+    func insert(_ customer: CustomerRecord) async throws
+    /// How many customers there are whose id starts with `idPrefix` ("" for all).
+    func count(idPrefix: String) async throws -> Int
+    /// The ids of every customer of a mode, in order.
+    func ids(livemode: Bool) async throws -> [String]
+    /// A page of the customers of a mode matching `text` (lowercased, trimmed; empty: all), by
+    /// name, and how many match in all (nil past the last page).
+    func search(_ text: String, livemode: Bool, page: Int, perPage: Int) async throws -> (customers: [CustomerRecord], total: Int?)
+}
+
+struct SQLCustomerRepository: CustomerRepository {
+    let db: any SQLDatabase
+    let kind: Store.Kind
+
+    func find(id: String) async throws -> CustomerRecord? {
+        try await db.select().column("*").from("customers").where("id", .equal, id)
+            .first(decoding: CustomerRecord.self, with: SQLCoding.decoder)
+    }
+
+    func insert(_ customer: CustomerRecord) async throws { try await db.insert(customer, into: "customers") }
+
+    func count(idPrefix: String) async throws -> Int {
+        let escaped = idPrefix.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_")
+        return try await db.select().column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("customers")
+            .where(SQLQueryString("id LIKE \(bind: escaped + "%") ESCAPE '\\'")).first()?.decode(column: "n", as: Int.self) ?? 0
+    }
+
+    func ids(livemode: Bool) async throws -> [String] {
+        try await db.select().column("id").from("customers").where("livemode", .equal, livemode).orderBy("id").all()
+            .map { try $0.decode(column: "id", as: String.self) }
+    }
+
+    /// Customers whose id is the text, or whose email or name contains it (three characters or
+    /// more: the trigram index on PostgreSQL, the FTS5 trigram table on SQLite) or starts with it
+    /// (one or two), by name. One query for the page and its total; every part reads an index
+    /// (the per-mode count for an empty text).
+    func search(_ text: String, livemode: Bool, page: Int, perPage: Int) async throws -> (customers: [CustomerRecord], total: Int?) {
+        let window: SQLQueryString = " ORDER BY name, id LIMIT \(bind: perPage) OFFSET \(bind: (page - 1) * perPage)"
+        var pageQuery: SQLQueryString
+        if text.isEmpty {
+            let total: SQLQueryString = kind == .sqlite
+                ? "SELECT n FROM customer_counts WHERE livemode = \(bind: livemode)"
+                : "SELECT count(*) FROM customers WHERE livemode = \(bind: livemode)"
+            pageQuery = "SELECT *, ("
+            pageQuery += total
+            pageQuery += ") AS total FROM customers WHERE livemode = \(bind: livemode)"
+        } else {
+            var matched: SQLQueryString = "SELECT * FROM customers WHERE livemode = \(bind: livemode) AND id = \(bind: text) UNION "
+            if kind == .postgres {
+                // Trigram indexes serve the substring, pattern indexes the prefix.
+                let escaped = text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+                    .replacingOccurrences(of: "_", with: "\\_")
+                let pattern = (text.count >= 3 ? "%" : "") + escaped + "%"
+                matched += "SELECT * FROM customers WHERE livemode = \(bind: livemode)"
+                matched += " AND (lower(email) LIKE \(bind: pattern) ESCAPE '\\' OR lower(name) LIKE \(bind: pattern) ESCAPE '\\')"
+            } else if text.count >= 3 {
+                let phrase = "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                matched += "SELECT customers.* FROM customer_search JOIN customers ON customers.rowid = customer_search.rowid"
+                matched += " WHERE customer_search MATCH \(bind: phrase) AND customers.livemode = \(bind: livemode)"
+            } else {
+                let upper = text + "\u{10FFFF}"
+                matched += "SELECT * FROM customers WHERE livemode = \(bind: livemode) AND lower(name) >= \(bind: text) AND lower(name) < \(bind: upper)"
+                matched += " UNION SELECT * FROM customers WHERE livemode = \(bind: livemode) AND lower(email) >= \(bind: text) AND lower(email) < \(bind: upper)"
+            }
+            pageQuery = "WITH matched AS MATERIALIZED ("
+            pageQuery += matched
+            pageQuery += ") SELECT *, (SELECT count(*) FROM matched) AS total FROM matched"
+        }
+        pageQuery += window
+        let rows = try await db.raw(pageQuery).all()
+        let customers = try rows.map { try $0.decode(model: CustomerRecord.self, with: SQLCoding.decoder) }
+        return (customers, try rows.first?.decode(column: "total", as: Int.self))
+    }
+}

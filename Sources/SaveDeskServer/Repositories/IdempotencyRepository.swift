@@ -1,0 +1,52 @@
+import SQLKit
+
+/// The answers of Idempotency-Keys, per key, operation and principal.
+protocol IdempotencyRepository: Sendable {
+    /// The stored answer and when it was stored.
+    func find(key: String, operation: String, principal: String) async throws -> (fingerprint: String, body: String, createdAt: Int64)?
+    /// The fingerprint, if it was stored after `cutoff`.
+    func fingerprint(key: String, operation: String, principal: String, storedAfter cutoff: Int64) async throws -> String?
+    func store(key: String, operation: String, principal: String, fingerprint: String, body: String, at: Int64) async throws
+    func delete(key: String, operation: String, principal: String) async throws
+    /// Removes the answers stored at or before `cutoff`.
+    func purge(storedAtOrBefore cutoff: Int64) async throws
+}
+
+struct SQLIdempotencyRepository: IdempotencyRepository {
+    let db: any SQLDatabase
+
+    private func matching(_ builder: some SQLPredicateBuilder, key: String, operation: String, principal: String) {
+        _ = builder.where("idempotency_key", .equal, key).where("route", .equal, operation).where("principal", .equal, principal)
+    }
+
+    func find(key: String, operation: String, principal: String) async throws -> (fingerprint: String, body: String, createdAt: Int64)? {
+        let query = db.select().columns("fingerprint", "body", "created_at").from("idempotency_records")
+        matching(query, key: key, operation: operation, principal: principal)
+        guard let row = try await query.first() else { return nil }
+        return (try row.decode(column: "fingerprint", as: String.self), try row.decode(column: "body", as: String.self),
+                try row.decode(column: "created_at", as: Int64.self))
+    }
+
+    func fingerprint(key: String, operation: String, principal: String, storedAfter cutoff: Int64) async throws -> String? {
+        let query = db.select().column("fingerprint").from("idempotency_records").where("created_at", .greaterThan, cutoff)
+        matching(query, key: key, operation: operation, principal: principal)
+        return try await query.first()?.decode(column: "fingerprint", as: String.self)
+    }
+
+    func store(key: String, operation: String, principal: String, fingerprint: String, body: String, at time: Int64) async throws {
+        try await db.insert(into: "idempotency_records")
+            .columns("idempotency_key", "route", "principal", "fingerprint", "body", "created_at")
+            .values(SQLBindings.of(key, operation, principal, fingerprint, body, time))
+            .run()
+    }
+
+    func delete(key: String, operation: String, principal: String) async throws {
+        let query = db.delete(from: "idempotency_records")
+        matching(query, key: key, operation: operation, principal: principal)
+        try await query.run()
+    }
+
+    func purge(storedAtOrBefore cutoff: Int64) async throws {
+        try await db.delete(from: "idempotency_records").where("created_at", .lessThanOrEqual, cutoff).run()
+    }
+}

@@ -1,0 +1,62 @@
+import SQLKit
+
+/// The store's repositories on one connection: a read's, or a transaction's (then everything
+/// written through them commits together or not at all). Services see only these; the SQL lives
+/// in the `SQL…` implementations, one per aggregate.
+struct Repositories: Sendable {
+    let customers: any CustomerRepository
+    /// Subscriptions, their discounts and their charges.
+    let ledger: any LedgerRepository
+    let audit: any AuditRepository
+    let idempotency: any IdempotencyRepository
+    let cancelFlow: any CancelFlowResponseRepository
+    /// Applied App Store notifications and the App Store cancellations read out.
+    let appStore: any AppStoreRepository
+    let checkouts: any CheckoutRepository
+    /// Switch-and-save impressions, conversions and dismissals.
+    let switchAndSave: any SwitchAndSaveRepository
+    let portalSessions: any PortalSessionRepository
+    let offerCodes: any OfferCodeRepository
+    let testClock: any TestClockRepository
+    let funnelEvents: any FunnelEventRepository
+
+    /// The SQLKit implementations on `db` (a connection of a store of `kind`).
+    init(sql db: any SQLDatabase, kind: Store.Kind) {
+        customers = SQLCustomerRepository(db: db, kind: kind)
+        ledger = SQLLedgerRepository(db: db)
+        audit = SQLAuditRepository(db: db)
+        idempotency = SQLIdempotencyRepository(db: db)
+        cancelFlow = SQLCancelFlowResponseRepository(db: db)
+        appStore = SQLAppStoreRepository(db: db)
+        checkouts = SQLCheckoutRepository(db: db)
+        switchAndSave = SQLSwitchAndSaveRepository(db: db)
+        portalSessions = SQLPortalSessionRepository(db: db)
+        offerCodes = SQLOfferCodeRepository(db: db)
+        testClock = SQLTestClockRepository(db: db)
+        funnelEvents = SQLFunnelEventRepository(db: db)
+    }
+}
+
+/// How records map to rows: snake_case columns, nil as NULL.
+enum SQLCoding {
+    static let encoder = SQLQueryEncoder(keyEncodingStrategy: .convertToSnakeCase, nilEncodingStrategy: .asNil)
+    static let decoder = SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase)
+    /// For records whose CodingKeys are the column names (`SubscriptionRecord`).
+    static let rowDecoder = SQLRowDecoder()
+}
+
+extension SQLDatabase {
+    func insert<T: Encodable & Sendable>(_ record: T, into table: String) async throws {
+        try await insert(into: table).model(record, with: SQLCoding.encoder).run()
+    }
+}
+
+/// Builds a row of binds from mixed values (nil binds as NULL).
+enum SQLBindings {
+    static func of(_ values: (any Encodable & Sendable)?...) -> [any SQLExpression] {
+        values.map { value in
+            if let value { return SQLBind(value) }
+            return SQLLiteral.null
+        }
+    }
+}

@@ -1,0 +1,14 @@
+import ServiceLifecycle
+
+/// The store as a service of the app's lifecycle: opened before the app is built, and closed
+/// when the app shuts down, after the services started after it (the purge job, the HTTP server
+/// and its requests in flight) have stopped.
+struct StoreService: Service {
+    let store: Store
+
+    func run() async throws {
+        // Until the app shuts down (gracefully, or cancelled): then close.
+        try? await gracefulShutdown()
+        await store.close()
+    }
+}
