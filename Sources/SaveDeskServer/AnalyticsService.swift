@@ -23,7 +23,7 @@ final class AnalyticsService: Sendable {
         }
         let livemode = RequestScope.current?.livemode ?? false
         let (fromSeconds, toSeconds) = (from?.unixSeconds, to?.unixSeconds)
-        return try await store.read { data in
+        return try await store.readSnapshot { data in
             let figures = try await data.cancelFlow.figures(livemode: livemode, from: fromSeconds, to: toSeconds, actor: operatorName)
             let totals = figures.outcomes.values.reduce(into: [String: Int]()) { sum, counts in
                 for (outcome, n) in counts { sum[outcome, default: 0] += n }

@@ -12,7 +12,7 @@ extension SubscriptionService {
         let answers = try ChangeTransaction.json(response.answers)
         return try await changes.mutate(
             operation: "submitCancelFlowResponse", request: response, idempotencyKey: idempotencyKey,
-            customerId: response.userId, action: "cancel_flow.response", alsoLocking: [CancelFlowRollups.lockKey]
+            customerId: response.userId, action: "cancel_flow.response"
         ) { data, now in
             _ = try await data.customers.inScope(response.userId)
             let id = "cr_" + UUID().uuidString.lowercased()

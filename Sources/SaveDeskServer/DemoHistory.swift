@@ -18,7 +18,7 @@ public enum DemoHistory {
     public static func apply(config: ServerConfig, databasePath: String, now: Date = Date()) async throws -> Int {
         let store = try await Store.open(path: databasePath, logger: .init(label: "savedesk.history"))
         do {
-            let added = try await store.transaction(alsoLocking: [CancelFlowRollups.lockKey]) { data in
+            let added = try await store.transaction(key: "seed") { data in
                 guard try await data.customers.count(idPrefix: "cus_hist_") == 0 else { return 0 }
                 let batch = try generate(config: config, now: now)
                 try await batch.insert(into: data)

@@ -46,6 +46,7 @@ extension Store {
                 """)).run()
             try await db.raw("DELETE FROM cancel_flow_daily").run()
             try await db.raw("DELETE FROM cancel_flow_daily_counts").run()
+            try await db.raw("DELETE FROM cancel_flow_unrolled").run()
             for statement in Schema.fillRollups { try await db.raw(SQLQueryString(statement)).run() }
             try await db.raw("ANALYZE").run()
             if kind == .postgres { try await db.raw("RESET statement_timeout").run() }

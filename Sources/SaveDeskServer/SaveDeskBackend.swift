@@ -115,7 +115,8 @@ public enum SaveDeskBackend {
 
     /// Builds every service of the server on `store` (repositories, the data clock, the change
     /// transaction, the services the API and the portal call) and the app that runs them: the
-    /// store, the purge job and the HTTP server, in that order of start (and reverse of stop).
+    /// store, the purge job, the fold of cancel-flow responses into the rollups, and the HTTP
+    /// server, in that order of start (and reverse of stop).
     static func buildApplication(
         config: ServerConfig, store: Store, clock: any ServerClock, options: Options, host: String, port: Int, logger: Logger,
         onRunning: @escaping @Sendable (Int) async -> Void
@@ -186,7 +187,15 @@ public enum SaveDeskBackend {
                 httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)
             )),
             configuration: .init(address: .hostname(host, port: port), serverName: "SaveDesk"),
-            services: [StoreService(store: store), PurgeService(store: store, clock: clock, interval: options.purgeInterval, logger: logger)],
+            services: [
+                StoreService(store: store),
+                PeriodicJob(name: "purge", interval: options.purgeInterval, logger: logger) { [purge = PurgeService(store: store, clock: clock)] in
+                    try await purge.purge()
+                },
+                PeriodicJob(name: "cancel-flow fold", interval: .seconds(1), logger: logger) {
+                    _ = try await store.transaction(key: CancelFlowRollups.lockKey) { data in try await data.cancelFlow.foldUnrolled() }
+                },
+            ],
             onServerRunning: { channel in
                 let boundPort = channel.localAddress?.port ?? port
                 portal.bound(host: host, port: boundPort)

@@ -5,7 +5,19 @@
 enum Schema {
     static func migrations(for kind: Store.Kind) -> [(version: Int, statements: [String])] {
         let flag = kind == .sqlite ? "INTEGER" : "BOOLEAN", no = kind == .sqlite ? "0" : "FALSE"
-        return shared(flag: flag, no: no) + [(5, kind == .sqlite ? sqliteSearch : postgresSearch), (6, rollups(flag: flag))]
+        return shared(flag: flag, no: no) + [
+            (5, kind == .sqlite ? sqliteSearch : postgresSearch), (6, rollups(flag: flag)), (7, unrolled(flag: flag)),
+        ]
+    }
+
+    /// Responses not yet folded into the rollups. A response no longer adds to the hot rollup
+    /// rows in its own transaction (on PostgreSQL every response of a day would take turns on
+    /// them): it is listed here, and a job folds the list into the rollups every second.
+    private static func unrolled(flag: String) -> [String] {
+        [
+            "CREATE TABLE cancel_flow_unrolled (response_id TEXT PRIMARY KEY, livemode \(flag) NOT NULL, created_at BIGINT NOT NULL)",
+            "CREATE INDEX cancel_flow_unrolled_time ON cancel_flow_unrolled (livemode, created_at)",
+        ]
     }
 
     /// The cancel-flow funnel's daily rollups (see `CancelFlowResponseRepository`), filled from
@@ -38,7 +50,11 @@ enum Schema {
     }
 
     /// Fills the (empty) rollup tables from the stored responses and answers.
-    static var fillRollups: [String] {
+    static var fillRollups: [String] { addToRollups(responses: "1 = 1", answers: "1 = 1", upsert: false) }
+
+    /// Adds the responses that match `responses` (and their answers, matching `answers`) to the
+    /// rollups: inserted, or with `upsert` added to the rows already there.
+    static func addToRollups(responses: String, answers: String, upsert: Bool) -> [String] {
         let day = "created_at - created_at % 86400"
         func counts(actor: String, _ dimension: String, question: String, value: String, from table: String, where filter: String) -> String {
             // Constants stay out of GROUP BY (a number there is a column's position).
@@ -46,17 +62,19 @@ enum Schema {
             return """
                 INSERT INTO cancel_flow_daily_counts (livemode, actor, day, dimension, question_id, value, n)
                 SELECT livemode, \(actor), \(day), '\(dimension)', \(question), \(value), count(*) FROM \(table)
-                WHERE \(filter) GROUP BY \(groups.joined(separator: ", "))
-                """
+                WHERE (\(filter)) AND \(table == "cancel_flow_answers" ? answers : responses) GROUP BY \(groups.joined(separator: ", "))
+                """ + (upsert ? " ON CONFLICT (livemode, actor, day, dimension, question_id, value) DO UPDATE SET n = cancel_flow_daily_counts.n + excluded.n" : "")
         }
+        let sums = ["offer_shown", "offer_accepted", "pause_shown", "pause_accepted"]
         var statements = [
             """
             INSERT INTO cancel_flow_daily (livemode, day, actor, outcome, n, offer_shown, offer_accepted, pause_shown, pause_accepted)
             SELECT livemode, \(day), actor, outcome, count(*),
                 sum(CASE WHEN offer_shown THEN 1 ELSE 0 END), sum(CASE WHEN offer_accepted THEN 1 ELSE 0 END),
                 sum(CASE WHEN pause_shown THEN 1 ELSE 0 END), sum(CASE WHEN pause_accepted THEN 1 ELSE 0 END)
-            FROM cancel_flow_responses GROUP BY livemode, \(day), actor, outcome
-            """,
+            FROM cancel_flow_responses WHERE \(responses) GROUP BY livemode, \(day), actor, outcome
+            """ + (upsert ? " ON CONFLICT (livemode, day, actor, outcome) DO UPDATE SET n = cancel_flow_daily.n + excluded.n, "
+                + sums.map { "\($0) = cancel_flow_daily.\($0) + excluded.\($0)" }.joined(separator: ", ") : ""),
         ]
         for actor in ["actor", "'\(CancelFlowRollups.everyActor)'"] {
             statements += [

@@ -75,6 +75,23 @@ public final class Store: Sendable {
         try await sqlTransaction(key: key, alsoLocking: others) { db in try await body(Repositories(sql: db, kind: kind)) }
     }
 
+    /// Reads through the repositories in one snapshot: every read sees the same committed state
+    /// (the funnel reads the rollups and the responses not folded yet; a fold between the two
+    /// must not count a response twice or not at all).
+    func readSnapshot<T>(_ body: (Repositories) async throws -> T) async throws -> T {
+        try await engine.read { db in
+            try await db.raw(kind == .postgres ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN").run()
+            do {
+                let result = try await body(Repositories(sql: db, kind: kind))
+                try await db.raw("COMMIT").run()
+                return result
+            } catch {
+                try? await db.raw("ROLLBACK").run()
+                throw error
+            }
+        }
+    }
+
     /// The SQL doors, below the repositories: for the schema, bulk loaders and tests.
     func sqlRead<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await engine.read(body) }
     func sqlTransaction<T>(key: String? = nil, alsoLocking others: [String] = [], _ body: (any SQLDatabase) async throws -> T) async throws -> T {

@@ -74,10 +74,12 @@ public final class AppModel {
     /// Now on the server's clock (pause previews, date ranges).
     public var serverNow: Date { Date().addingTimeInterval(serverClockOffset) }
 
-    /// Checks the connection and starts delivering whatever the outbox holds (from an earlier run too).
+    /// Checks the connection and starts delivering whatever the outbox holds (from an earlier run
+    /// too). With the server answering, that is now: a backoff an earlier run scheduled while the
+    /// server was down does not hold back what can be delivered today.
     public func start() async {
         await checkConnection()
-        client.outbox?.kick(using: client)
+        client.outbox?.kick(using: client, ignoringBackoff: connection == .connected)
         watchOutbox()
     }
 
@@ -171,7 +173,11 @@ public final class AppModel {
 
     private func noteReachable(_ reachable: Bool) {
         if reachable {
-            if connection != .connected { connection = .connected }
+            if connection != .connected {
+                connection = .connected
+                // Back: what waited for the server goes now.
+                client.outbox?.kick(using: client, ignoringBackoff: true)
+            }
         } else if case .unreachable = connection {
         } else {
             connection = .unreachable("the SaveDesk server at \(client.serverURL.absoluteString) could not be reached")

@@ -55,6 +55,18 @@ struct CancelFlowRollupTests {
         return submitted
     }
 
+    /// Folds the responses not yet rolled up, as the server's job does every second; returns how many.
+    @discardableResult
+    static func fold(_ server: TestServer) async throws -> Int {
+        try await server.running.store.transaction(key: CancelFlowRollups.lockKey) { data in try await data.cancelFlow.foldUnrolled() }
+    }
+
+    static func unrolled(_ server: TestServer) async throws -> Int {
+        try await server.running.store.exclusive { db in
+            try await db.raw("SELECT count(*) AS n FROM cancel_flow_unrolled").first()?.decode(column: "n", as: Int.self) ?? -1
+        }
+    }
+
     /// What the funnel must say for `[from, to)` and `actor`, counted by hand.
     static func expectMatch(_ report: Analytics, _ submitted: [Submitted], from: Date?, to: Date?, actor: String?,
                             sourceLocation: SourceLocation = #_sourceLocation) {
@@ -98,7 +110,11 @@ struct CancelFlowRollupTests {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
         var generator = Generator(state: 20_261_123)
-        let submitted = try await Self.submit(40, to: server, generator: &generator)
+        // Half of the responses folded into the rollups, half still listed for the next fold.
+        var submitted = try await Self.submit(20, to: server, generator: &generator)
+        try await Self.fold(server)
+        #expect(try await Self.unrolled(server) == 0)
+        submitted += try await Self.submit(20, to: server, generator: &generator)
         let desk = server.desk
         let first = submitted[0].at.timeIntervalSince1970, last = submitted[submitted.count - 1].at.timeIntervalSince1970
         let midnight = Double(CancelFlowRollups.dayStart(Int64(first))) + 86_400
@@ -119,6 +135,15 @@ struct CancelFlowRollupTests {
                 Self.expectMatch(report, submitted, from: from, to: to, actor: actor)
             }
         }
+        // Every response folded: the same counts.
+        try await Self.fold(server)
+        #expect(try await Self.unrolled(server) == 0)
+        for (from, to) in ranges {
+            for actor in [nil, "Marco (support)"] as [String?] {
+                let report = try await desk.getCancelFlowAnalytics(query: .init(from: from, to: to, _operator: actor)).ok.body.json
+                Self.expectMatch(report, submitted, from: from, to: to, actor: actor)
+            }
+        }
     }
 
     @Test func wholeDaysAreReadFromTheRollupsNotTheRows() async throws {
@@ -126,6 +151,7 @@ struct CancelFlowRollupTests {
         defer { Task { await server.stop() } }
         var generator = Generator(state: 7)
         let submitted = try await Self.submit(20, to: server, generator: &generator)
+        try await Self.fold(server)
         let midnight = Date(timeIntervalSince1970: Double(CancelFlowRollups.dayStart(Int64(submitted[0].at.timeIntervalSince1970)) + 86_400))
         let wholeDays = try await server.desk.getCancelFlowAnalytics(query: .init(from: midnight)).ok.body.json
         let partial = try await server.desk.getCancelFlowAnalytics(query: .init(from: midnight.addingTimeInterval(60))).ok.body.json
@@ -153,11 +179,12 @@ struct CancelFlowRollupTests {
         let server = try await TestServer.start()
         var generator = Generator(state: 99)
         let submitted = try await Self.submit(25, to: server, generator: &generator)
-        // The store as it was before migration 6: no rollups.
+        // The store as it was before migration 6: no rollups (and no list of responses to fold).
         try await server.running.store.exclusive { db in
             try await db.raw("DROP TABLE cancel_flow_daily").run()
             try await db.raw("DROP TABLE cancel_flow_daily_counts").run()
-            try await db.delete(from: "schema_migrations").where("version", .equal, 6).run()
+            try await db.raw("DROP TABLE cancel_flow_unrolled").run()
+            try await db.delete(from: "schema_migrations").where("version", .greaterThanOrEqual, 6).run()
         }
         await server.stop()
         let restarted = try await TestServer.start(directory: server.directory, clock: server.clock, seed: false)

@@ -40,6 +40,31 @@ struct ConsoleTests {
         #expect(try await again.count("cancel_flow_responses") == 20)
     }
 
+    @Test func aStartWithTheServerUpSendsAtOnceWhatAnEarlierRunPutOff() async throws {
+        let demo = try await Demo.start()
+        await demo.stop()
+        // An earlier run queued a response and, three times unable to reach the server, put it
+        // off for 30 seconds.
+        let earlier = try demo.console(timeout: .seconds(1))
+        earlier.client.submitCancelFlowResponse(CancelFlow.Response(
+            productId: "premium_monthly", userId: "cus_ava", outcome: .cancelled,
+            answers: [.init(questionId: 1, selectedOptionId: 11)], offerShown: false, offerAccepted: false, lastStepSeen: 1))
+        earlier.shutdown()
+        let outbox = try #require(earlier.client.outbox)
+        for _ in 0..<3 { _ = await outbox.deliver(using: earlier.client, ignoringBackoff: true) }
+        let putOff = try #require(outbox.pending().first?.nextAttempt)
+        #expect(putOff > Date().addingTimeInterval(20))
+
+        let again = try await demo.restarted()
+        defer { Task { await again.stop() } }
+        let console = try again.console()
+        defer { console.shutdown() }
+        await console.start()
+        #expect(console.connection == .connected)
+        #expect(await eventually(timeout: .seconds(8)) { console.client.outbox?.pending().isEmpty == true })
+        #expect(try await again.count("cancel_flow_responses") == 1)
+    }
+
     @Test func navigationAndToasts() async throws {
         let app = try AppModel(serverURL: try await deadServerURL(), key: Demo.operatorKey,
                                dataDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-vm-\(UUID())"), timeout: .seconds(2))

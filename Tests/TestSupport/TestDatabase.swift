@@ -31,12 +31,26 @@ public enum TestDatabase {
         let logger = Logger(label: "test-database") { _ in SwiftLogNoOpLogHandler() }
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
         defer { Task { try? await connection.close() } }
-        do {
-            try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(databaseName(for: directory))\""), logger: logger)
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P04" {
-            // It exists: a restart on the same folder.
+        // Databases are created from template1, which PostgreSQL lets one CREATE DATABASE copy at a
+        // time: tests starting together get 55006 ("being accessed by other users") and try again.
+        for attempt in 1... {
+            do {
+                try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(databaseName(for: directory))\""), logger: logger)
+                return location
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P04" {
+                return location  // It exists: a restart on the same folder.
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55006" && attempt < 50 {
+                try await Task.sleep(for: .milliseconds(Int.random(in: 20...120)))
+            } catch let error as PSQLError {
+                throw CreateDatabaseFailed(description: String(reflecting: error))
+            }
         }
         return location
+    }
+
+    /// Why a test's database could not be created, with PostgreSQL's own words.
+    struct CreateDatabaseFailed: Error, CustomStringConvertible {
+        var description: String
     }
 
     /// A database name for the folder: a hash of its whole path (FNV-1a), so each folder has its own.

@@ -3,16 +3,18 @@ import SQLKit
 
 /// The recorded ends of cancel flows, their answers, and the daily rollups kept with them.
 ///
-/// A response is written with its answers and, in the same transaction, added to two rollup
-/// tables keyed by UTC day: `cancel_flow_daily` (per actor and outcome: how many, and how many
+/// A response is written with its answers and listed in `cancel_flow_unrolled`; a job folds the
+/// list, every second, into two rollup tables keyed by UTC day: `cancel_flow_daily` (per actor and outcome: how many, and how many
 /// were shown or accepted an offer or a pause) and `cancel_flow_daily_counts` (per actor, a count
 /// per value of the last step reached, the pause length taken, each option chosen and each
 /// free-text answer; actor `*` holds every actor's sum). The funnel then reads whole days from
-/// the rollups and only the rows of the partial days at either end of its range, so its cost
-/// grows with days, not responses.
+/// the rollups (plus the few responses not folded yet) and only the rows of the partial days at
+/// either end of its range, so its cost grows with days, not responses.
 protocol CancelFlowResponseRepository: Sendable {
-    /// Writes a response, its answers and its share of the rollups.
+    /// Writes a response and its answers, listed for the next fold into the rollups.
     func insert(_ row: CancelFlowResponseRow) async throws
+    /// Folds the responses not yet rolled up into the rollups; returns how many.
+    func foldUnrolled() async throws -> Int
     /// The funnel's figures over `[from, to)` (nil: no limit), for one actor or all.
     func figures(livemode: Bool, from: Int64?, to: Int64?, actor: String?) async throws -> CancelFlowFigures
     /// The newest free-text answers to `question` in `[from, to)`, newest first.
@@ -23,9 +25,8 @@ protocol CancelFlowResponseRepository: Sendable {
 
 /// The rollups' keys and the split of a range into whole days and partial ones.
 enum CancelFlowRollups {
-    /// On a shared store, the rollup rows are hot (every response of a day adds to the same few):
-    /// transactions that record a response take turns on this key instead of failing each
-    /// other's serializable snapshot and being retried.
+    /// The key a fold takes (one fold at a time, across instances). Responses never take it: they
+    /// only list themselves in `cancel_flow_unrolled`, so they never queue behind each other.
     static let lockKey = "cancel-flow:rollups"
 
     /// The actor of the rollup rows that sum every actor's.
@@ -126,13 +127,7 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
     typealias Span = CancelFlowRollups.Span
     let db: any SQLDatabase
 
-    private struct Count: Hashable {
-        var dimension: Dimension
-        var questionId: Int
-        var value: Int
-    }
-
-    /// Writes `row`, its answers and its share of the rollups.
+    /// Writes `row` and its answers, and lists it for the next fold.
     func insert(_ row: Row) async throws {
         try await db.insert(into: "cancel_flow_responses")
             .columns(
@@ -153,38 +148,23 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
                                        row.actor, row.createdAt, row.livemode))
                 .run()
         }
-        let day = CancelFlowRollups.dayStart(row.createdAt)
-        let flag = { (value: Bool) in value ? 1 : 0 }
-        try await db.raw("""
-            INSERT INTO cancel_flow_daily (livemode, day, actor, outcome, n, offer_shown, offer_accepted, pause_shown, pause_accepted)
-            VALUES (\(bind: row.livemode), \(bind: day), \(bind: row.actor), \(bind: row.outcome), 1, \(bind: flag(row.offerShown)),
-                    \(bind: flag(row.offerAccepted)), \(bind: flag(row.pauseShown)), \(bind: flag(row.pauseAccepted)))
-            ON CONFLICT (livemode, day, actor, outcome) DO UPDATE SET
-                n = cancel_flow_daily.n + 1,
-                offer_shown = cancel_flow_daily.offer_shown + excluded.offer_shown,
-                offer_accepted = cancel_flow_daily.offer_accepted + excluded.offer_accepted,
-                pause_shown = cancel_flow_daily.pause_shown + excluded.pause_shown,
-                pause_accepted = cancel_flow_daily.pause_accepted + excluded.pause_accepted
-            """).run()
+        try await db.insert(into: "cancel_flow_unrolled").columns("response_id", "livemode", "created_at")
+            .values(SQLBindings.of(row.id, row.livemode, row.createdAt)).run()
+    }
 
-        // Distinct (dimension, question, value) with their counts: one upsert may not touch a row twice.
-        var counts: [Count: Int] = [Count(dimension: .step, questionId: 0, value: row.lastStepSeen): 1]
-        if row.pauseAccepted, let days = row.pauseDurationDays { counts[Count(dimension: .pauseDays, questionId: 0, value: days), default: 0] += 1 }
-        for answer in row.answers {
-            if let option = answer.optionId { counts[Count(dimension: .option, questionId: answer.questionId, value: option), default: 0] += 1 }
-            if answer.freeText != nil { counts[Count(dimension: .freeText, questionId: answer.questionId, value: 0), default: 0] += 1 }
+    /// Folds every response not yet rolled up into the rollups, then empties the list. Runs in a
+    /// write transaction holding `CancelFlowRollups.lockKey`; on PostgreSQL its snapshot fixes
+    /// the list, so a response committed meanwhile waits for the next fold. Returns how many.
+    func foldUnrolled() async throws -> Int {
+        let pending = try await db.select().column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("cancel_flow_unrolled")
+            .first()?.decode(column: "n", as: Int.self) ?? 0
+        guard pending > 0 else { return 0 }
+        let listed = "SELECT response_id FROM cancel_flow_unrolled"
+        for statement in Schema.addToRollups(responses: "id IN (\(listed))", answers: "response_id IN (\(listed))", upsert: true) {
+            try await db.raw(SQLQueryString(statement)).run()
         }
-        var values: [SQLQueryString] = []
-        for actor in [row.actor, CancelFlowRollups.everyActor] {
-            for (count, n) in counts {
-                values.append("(\(bind: row.livemode), \(bind: actor), \(bind: day), \(bind: count.dimension.rawValue), \(bind: count.questionId), \(bind: count.value), \(bind: n))")
-            }
-        }
-        try await db.raw("""
-            INSERT INTO cancel_flow_daily_counts (livemode, actor, day, dimension, question_id, value, n)
-            VALUES \(values.joined(separator: ", "))
-            ON CONFLICT (livemode, actor, day, dimension, question_id, value) DO UPDATE SET n = cancel_flow_daily_counts.n + excluded.n
-            """).run()
+        try await db.delete(from: "cancel_flow_unrolled").run()
+        return pending
     }
 
     // MARK: Reading
@@ -192,7 +172,11 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
     func figures(livemode: Bool, from: Int64?, to: Int64?, actor: String?) async throws -> Figures {
         var figures = Figures()
         let split = CancelFlowRollups.split(from: from, to: to)
-        if let days = split.days { try await addRollups(db, to: &figures, livemode: livemode, days: days, actor: actor) }
+        if let days = split.days {
+            try await addRollups(db, to: &figures, livemode: livemode, days: days, actor: actor)
+            // The responses of those days the fold has not reached yet.
+            try await addRows(db, to: &figures, livemode: livemode, range: days, actor: actor, onlyUnrolled: true)
+        }
         for range in split.rows { try await addRows(db, to: &figures, livemode: livemode, range: range, actor: actor) }
         return figures
     }
@@ -228,24 +212,37 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
         }
     }
 
-    /// `builder` narrowed to rows (responses or answers) of one mode, created in `span`, by `actor`.
-    private static func rows(_ builder: SQLSelectBuilder, livemode: Bool, span: Span, actor: String?) -> SQLSelectBuilder {
+    /// `builder` narrowed to rows (responses or answers) of one mode, created in `span`, by `actor`;
+    /// with `unrolled` (the column holding the response id), only responses not yet rolled up.
+    private static func rows(
+        _ builder: SQLSelectBuilder, livemode: Bool, span: Span, actor: String?, unrolled idColumn: String? = nil
+    ) -> SQLSelectBuilder {
         var builder = builder.where("livemode", .equal, livemode)
         if let from = span.from { builder = builder.where("created_at", .greaterThanOrEqual, from) }
         if let to = span.to { builder = builder.where("created_at", .lessThan, to) }
         if let actor { builder = builder.where("actor", .equal, actor) }
+        if let idColumn {
+            var listed: SQLQueryString = "SELECT response_id FROM cancel_flow_unrolled WHERE livemode = \(bind: livemode)"
+            if let from = span.from { listed += " AND created_at >= \(bind: from)" }
+            if let to = span.to { listed += " AND created_at < \(bind: to)" }
+            builder = builder.where(SQLIdentifier(idColumn), .in, SQLGroupExpression(listed))
+        }
         return builder
     }
 
-    private func addRows(_ db: any SQLDatabase, to figures: inout Figures, livemode: Bool, range: Span, actor: String?) async throws {
-        func within(_ builder: SQLSelectBuilder) -> SQLSelectBuilder { Self.rows(builder, livemode: livemode, span: range, actor: actor) }
+    private func addRows(
+        _ db: any SQLDatabase, to figures: inout Figures, livemode: Bool, range: Span, actor: String?, onlyUnrolled: Bool = false
+    ) async throws {
+        func within(_ builder: SQLSelectBuilder, id: String) -> SQLSelectBuilder {
+            Self.rows(builder, livemode: livemode, span: range, actor: actor, unrolled: onlyUnrolled ? id : nil)
+        }
         let count = SQLFunction("count", args: SQLLiteral.all)
         let dimensions = [
             "actor", "outcome", "last_step_seen", "pause_duration_days", "offer_shown", "offer_accepted", "pause_shown",
             "pause_accepted",
         ]
         // One grouped pass over the responses of the range (an index range, see the funnel index).
-        var grouped = within(db.select().columns(dimensions.map { SQLColumn($0) }).column(count, as: "n").from("cancel_flow_responses"))
+        var grouped = within(db.select().columns(dimensions.map { SQLColumn($0) }).column(count, as: "n").from("cancel_flow_responses"), id: "id")
         for dimension in dimensions { grouped = grouped.groupBy(dimension) }
         for row in try await grouped.all() {
             let n = try row.decode(column: "n", as: Int.self)
@@ -262,7 +259,7 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
         }
         // One grouped pass over the answers.
         for row in try await within(db.select().column("question_id").column("option_id").column("has_text").column(count, as: "n")
-            .from("cancel_flow_answers")).groupBy("question_id").groupBy("option_id").groupBy("has_text").all()
+            .from("cancel_flow_answers"), id: "response_id").groupBy("question_id").groupBy("option_id").groupBy("has_text").all()
         {
             let question = try row.decode(column: "question_id", as: Int.self)
             let n = try row.decode(column: "n", as: Int.self)
