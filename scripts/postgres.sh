@@ -22,7 +22,7 @@ case "$action" in
     fi
     # fsync stays on: acknowledged writes must survive as they would in production.
     as_owner "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 30 \
-      -o "-k $dir -p $port -c listen_addresses=127.0.0.1 -c max_connections=300 -c shared_buffers=128MB" start >/dev/null
+      -o "-k $dir -p $port -c listen_addresses=127.0.0.1 -c max_connections=1000 -c shared_buffers=128MB" start >/dev/null
     echo "postgres://savedesk@127.0.0.1:$port"
     ;;
   stop)

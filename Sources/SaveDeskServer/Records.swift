@@ -11,6 +11,12 @@ struct CustomerRecord: Codable, Hashable, Sendable {
     var cardFailing: Bool
     /// Live data (true) or test data; a key sees only data of its own mode.
     var livemode: Bool = false
+
+    /// The column names, spelled out (see `SubscriptionRecord.CodingKeys`): a search page decodes
+    /// its rows without converting keys.
+    enum CodingKeys: String, CodingKey {
+        case id, name, email, country, createdAt = "created_at", cardFailing = "card_failing", livemode
+    }
 }
 
 struct SubscriptionRecord: Codable, Hashable, Sendable {

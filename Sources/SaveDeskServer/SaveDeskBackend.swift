@@ -193,6 +193,8 @@ public enum SaveDeskBackend {
                     try await purge.purge()
                 },
                 PeriodicJob(name: "cancel-flow fold", interval: .seconds(1), logger: logger) {
+                    // Nothing listed (an idle server): no write transaction at all.
+                    guard try await store.read({ data in try await data.cancelFlow.hasUnrolled() }) else { return }
                     _ = try await store.transaction(key: CancelFlowRollups.lockKey) { data in try await data.cancelFlow.foldUnrolled() }
                 },
             ],

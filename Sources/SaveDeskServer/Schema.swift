@@ -17,6 +17,8 @@ enum Schema {
         [
             "CREATE TABLE cancel_flow_unrolled (response_id TEXT PRIMARY KEY, livemode \(flag) NOT NULL, created_at BIGINT NOT NULL)",
             "CREATE INDEX cancel_flow_unrolled_time ON cancel_flow_unrolled (livemode, created_at)",
+            // The fold and the funnel go from the few listed responses to their answers.
+            "CREATE INDEX cancel_flow_answers_response ON cancel_flow_answers (response_id)",
         ]
     }
 
@@ -50,19 +52,24 @@ enum Schema {
     }
 
     /// Fills the (empty) rollup tables from the stored responses and answers.
-    static var fillRollups: [String] { addToRollups(responses: "1 = 1", answers: "1 = 1", upsert: false) }
+    static var fillRollups: [String] { addToRollups(responses: "cancel_flow_responses", answers: "cancel_flow_answers", upsert: false) }
 
-    /// Adds the responses that match `responses` (and their answers, matching `answers`) to the
+    /// The responses listed in `cancel_flow_unrolled` and their answers, as row sources of
+    /// `addToRollups` (from the short list to the rows, by key).
+    static let unrolledResponses = "(SELECT r.* FROM cancel_flow_unrolled u CROSS JOIN cancel_flow_responses r WHERE r.id = u.response_id) AS listed"
+    static let unrolledAnswers = "(SELECT a.* FROM cancel_flow_unrolled u CROSS JOIN cancel_flow_answers a WHERE a.response_id = u.response_id) AS listed"
+
+    /// Adds the responses of the row source `responses` (and the answers of `answers`) to the
     /// rollups: inserted, or with `upsert` added to the rows already there.
     static func addToRollups(responses: String, answers: String, upsert: Bool) -> [String] {
         let day = "created_at - created_at % 86400"
-        func counts(actor: String, _ dimension: String, question: String, value: String, from table: String, where filter: String) -> String {
+        func counts(actor: String, _ dimension: String, question: String, value: String, fromAnswers: Bool, where filter: String) -> String {
             // Constants stay out of GROUP BY (a number there is a column's position).
             let groups = ["livemode", actor, day, question, value].filter { $0.first != "'" && Int($0) == nil }
             return """
                 INSERT INTO cancel_flow_daily_counts (livemode, actor, day, dimension, question_id, value, n)
-                SELECT livemode, \(actor), \(day), '\(dimension)', \(question), \(value), count(*) FROM \(table)
-                WHERE (\(filter)) AND \(table == "cancel_flow_answers" ? answers : responses) GROUP BY \(groups.joined(separator: ", "))
+                SELECT livemode, \(actor), \(day), '\(dimension)', \(question), \(value), count(*) FROM \(fromAnswers ? answers : responses)
+                WHERE \(filter) GROUP BY \(groups.joined(separator: ", "))
                 """ + (upsert ? " ON CONFLICT (livemode, actor, day, dimension, question_id, value) DO UPDATE SET n = cancel_flow_daily_counts.n + excluded.n" : "")
         }
         let sums = ["offer_shown", "offer_accepted", "pause_shown", "pause_accepted"]
@@ -72,18 +79,18 @@ enum Schema {
             SELECT livemode, \(day), actor, outcome, count(*),
                 sum(CASE WHEN offer_shown THEN 1 ELSE 0 END), sum(CASE WHEN offer_accepted THEN 1 ELSE 0 END),
                 sum(CASE WHEN pause_shown THEN 1 ELSE 0 END), sum(CASE WHEN pause_accepted THEN 1 ELSE 0 END)
-            FROM cancel_flow_responses WHERE \(responses) GROUP BY livemode, \(day), actor, outcome
+            FROM \(responses) WHERE 1 = 1 GROUP BY livemode, \(day), actor, outcome
             """ + (upsert ? " ON CONFLICT (livemode, day, actor, outcome) DO UPDATE SET n = cancel_flow_daily.n + excluded.n, "
                 + sums.map { "\($0) = cancel_flow_daily.\($0) + excluded.\($0)" }.joined(separator: ", ") : ""),
         ]
         for actor in ["actor", "'\(CancelFlowRollups.everyActor)'"] {
             statements += [
-                counts(actor: actor, "step", question: "0", value: "last_step_seen", from: "cancel_flow_responses", where: "1 = 1"),
-                counts(actor: actor, "pause_days", question: "0", value: "pause_duration_days", from: "cancel_flow_responses",
+                counts(actor: actor, "step", question: "0", value: "last_step_seen", fromAnswers: false, where: "1 = 1"),
+                counts(actor: actor, "pause_days", question: "0", value: "pause_duration_days", fromAnswers: false,
                        where: "pause_accepted AND pause_duration_days IS NOT NULL"),
-                counts(actor: actor, "option", question: "question_id", value: "option_id", from: "cancel_flow_answers",
+                counts(actor: actor, "option", question: "question_id", value: "option_id", fromAnswers: true,
                        where: "option_id IS NOT NULL"),
-                counts(actor: actor, "free_text", question: "question_id", value: "0", from: "cancel_flow_answers", where: "has_text"),
+                counts(actor: actor, "free_text", question: "question_id", value: "0", fromAnswers: true, where: "has_text"),
             ]
         }
         return statements

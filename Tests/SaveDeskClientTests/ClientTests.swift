@@ -163,8 +163,8 @@ enum SaveDeskClientTestSupport {
         let store = try await Store.open(
             path: TestDatabase.location(in: server.directory), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         )
-        let count = try await store.exclusive { db in try await db.raw("SELECT count(*) AS n FROM cancel_flow_responses").first()?.decode(column: "n", as: Int.self) ?? 0 }
+        let count = await Result.of { try await store.exclusive { db in try await db.raw("SELECT count(*) AS n FROM cancel_flow_responses").first()?.decode(column: "n", as: Int.self) ?? 0 } }
         await store.close()
-        return count
+        return try count.get()
     }
 }

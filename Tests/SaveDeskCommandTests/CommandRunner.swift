@@ -49,9 +49,14 @@ struct CommandRunner {
     func insertCustomer(id: String, name: String) async throws {
         let store = try await Store.open(path: TestDatabase.location(in: directory),
                                          logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
-        try await store.sqlTransaction { db in
-            try await db.insert(CustomerRecord(id: id, name: name, email: "evil@example.com", country: nil,
-                                               createdAt: Int64(Self.now.timeIntervalSince1970), cardFailing: false), into: "customers")
+        do {
+            try await store.sqlTransaction { db in
+                try await db.insert(CustomerRecord(id: id, name: name, email: "evil@example.com", country: nil,
+                                                   createdAt: Int64(Self.now.timeIntervalSince1970), cardFailing: false), into: "customers")
+            }
+        } catch {
+            await store.close()
+            throw error
         }
         await store.close()
     }

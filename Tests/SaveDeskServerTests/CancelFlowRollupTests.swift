@@ -179,14 +179,17 @@ struct CancelFlowRollupTests {
         let server = try await TestServer.start()
         var generator = Generator(state: 99)
         let submitted = try await Self.submit(25, to: server, generator: &generator)
-        // The store as it was before migration 6: no rollups (and no list of responses to fold).
-        try await server.running.store.exclusive { db in
-            try await db.raw("DROP TABLE cancel_flow_daily").run()
-            try await db.raw("DROP TABLE cancel_flow_daily_counts").run()
-            try await db.raw("DROP TABLE cancel_flow_unrolled").run()
-            try await db.delete(from: "schema_migrations").where("version", .greaterThanOrEqual, 6).run()
-        }
         await server.stop()
+        // The store as it was before migration 6: no rollups (and no list of responses to fold).
+        try await server.withStore { store in
+            try await store.exclusive { db in
+                try await db.raw("DROP TABLE cancel_flow_daily").run()
+                try await db.raw("DROP TABLE cancel_flow_daily_counts").run()
+                try await db.raw("DROP TABLE cancel_flow_unrolled").run()
+                try await db.raw("DROP INDEX cancel_flow_answers_response").run()
+                try await db.delete(from: "schema_migrations").where("version", .greaterThanOrEqual, 6).run()
+            }
+        }
         let restarted = try await TestServer.start(directory: server.directory, clock: server.clock, seed: false)
         defer { Task { await restarted.stop() } }
         let report = try await restarted.desk.getCancelFlowAnalytics(query: .init()).ok.body.json

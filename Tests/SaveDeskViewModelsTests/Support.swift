@@ -61,11 +61,11 @@ struct Demo {
             path: TestDatabase.location(in: serverDirectory),
             logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         )
-        let count = try await store.exclusive { db in
+        let count = await Result.of { try await store.exclusive { db in
             try await db.raw("SELECT count(*) AS n FROM \(unsafeRaw: table) WHERE \(unsafeRaw: condition)").first()?.decode(column: "n", as: Int.self) ?? 0
-        }
+        } }
         await store.close()
-        return count
+        return try count.get()
     }
 }
 

@@ -60,3 +60,10 @@ public enum TestDatabase {
         return "t_" + String(hash, radix: 16)
     }
 }
+
+extension Result where Failure == any Error {
+    /// The outcome of an async body, so a test helper can close what it opened before it rethrows.
+    public static func of(_ body: () async throws -> Success) async -> Result {
+        do { return .success(try await body()) } catch { return .failure(error) }
+    }
+}

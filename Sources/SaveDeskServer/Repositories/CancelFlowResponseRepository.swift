@@ -15,6 +15,8 @@ protocol CancelFlowResponseRepository: Sendable {
     func insert(_ row: CancelFlowResponseRow) async throws
     /// Folds the responses not yet rolled up into the rollups; returns how many.
     func foldUnrolled() async throws -> Int
+    /// Whether any response waits for the next fold.
+    func hasUnrolled() async throws -> Bool
     /// The funnel's figures over `[from, to)` (nil: no limit), for one actor or all.
     func figures(livemode: Bool, from: Int64?, to: Int64?, actor: String?) async throws -> CancelFlowFigures
     /// The newest free-text answers to `question` in `[from, to)`, newest first.
@@ -155,12 +157,15 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
     /// Folds every response not yet rolled up into the rollups, then empties the list. Runs in a
     /// write transaction holding `CancelFlowRollups.lockKey`; on PostgreSQL its snapshot fixes
     /// the list, so a response committed meanwhile waits for the next fold. Returns how many.
+    func hasUnrolled() async throws -> Bool {
+        try await db.select().column("response_id").from("cancel_flow_unrolled").limit(1).first() != nil
+    }
+
     func foldUnrolled() async throws -> Int {
         let pending = try await db.select().column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("cancel_flow_unrolled")
             .first()?.decode(column: "n", as: Int.self) ?? 0
         guard pending > 0 else { return 0 }
-        let listed = "SELECT response_id FROM cancel_flow_unrolled"
-        for statement in Schema.addToRollups(responses: "id IN (\(listed))", answers: "response_id IN (\(listed))", upsert: true) {
+        for statement in Schema.addToRollups(responses: Schema.unrolledResponses, answers: Schema.unrolledAnswers, upsert: true) {
             try await db.raw(SQLQueryString(statement)).run()
         }
         try await db.delete(from: "cancel_flow_unrolled").run()
@@ -212,29 +217,22 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
         }
     }
 
-    /// `builder` narrowed to rows (responses or answers) of one mode, created in `span`, by `actor`;
-    /// with `unrolled` (the column holding the response id), only responses not yet rolled up.
-    private static func rows(
-        _ builder: SQLSelectBuilder, livemode: Bool, span: Span, actor: String?, unrolled idColumn: String? = nil
-    ) -> SQLSelectBuilder {
+    /// `builder` narrowed to rows (responses or answers) of one mode, created in `span`, by `actor`.
+    private static func rows(_ builder: SQLSelectBuilder, livemode: Bool, span: Span, actor: String?) -> SQLSelectBuilder {
         var builder = builder.where("livemode", .equal, livemode)
         if let from = span.from { builder = builder.where("created_at", .greaterThanOrEqual, from) }
         if let to = span.to { builder = builder.where("created_at", .lessThan, to) }
         if let actor { builder = builder.where("actor", .equal, actor) }
-        if let idColumn {
-            var listed: SQLQueryString = "SELECT response_id FROM cancel_flow_unrolled WHERE livemode = \(bind: livemode)"
-            if let from = span.from { listed += " AND created_at >= \(bind: from)" }
-            if let to = span.to { listed += " AND created_at < \(bind: to)" }
-            builder = builder.where(SQLIdentifier(idColumn), .in, SQLGroupExpression(listed))
-        }
         return builder
     }
 
     private func addRows(
         _ db: any SQLDatabase, to figures: inout Figures, livemode: Bool, range: Span, actor: String?, onlyUnrolled: Bool = false
     ) async throws {
-        func within(_ builder: SQLSelectBuilder, id: String) -> SQLSelectBuilder {
-            Self.rows(builder, livemode: livemode, span: range, actor: actor, unrolled: onlyUnrolled ? id : nil)
+        // The rows of the range, or (`onlyUnrolled`) those of the responses listed for the next
+        // fold: read from the short list to the rows by key, never by scanning the range.
+        func within(_ builder: SQLSelectBuilder, table: String, listed: String) -> SQLSelectBuilder {
+            Self.rows(builder.from(SQLQueryString("\(unsafeRaw: onlyUnrolled ? listed : table)")), livemode: livemode, span: range, actor: actor)
         }
         let count = SQLFunction("count", args: SQLLiteral.all)
         let dimensions = [
@@ -242,7 +240,8 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
             "pause_accepted",
         ]
         // One grouped pass over the responses of the range (an index range, see the funnel index).
-        var grouped = within(db.select().columns(dimensions.map { SQLColumn($0) }).column(count, as: "n").from("cancel_flow_responses"), id: "id")
+        var grouped = within(db.select().columns(dimensions.map { SQLColumn($0) }).column(count, as: "n"),
+                             table: "cancel_flow_responses", listed: Schema.unrolledResponses)
         for dimension in dimensions { grouped = grouped.groupBy(dimension) }
         for row in try await grouped.all() {
             let n = try row.decode(column: "n", as: Int.self)
@@ -258,8 +257,8 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
             figures.add(.step, question: 0, value: try row.decode(column: "last_step_seen", as: Int.self), count: n)
         }
         // One grouped pass over the answers.
-        for row in try await within(db.select().column("question_id").column("option_id").column("has_text").column(count, as: "n")
-            .from("cancel_flow_answers"), id: "response_id").groupBy("question_id").groupBy("option_id").groupBy("has_text").all()
+        for row in try await within(db.select().column("question_id").column("option_id").column("has_text").column(count, as: "n"),
+                                    table: "cancel_flow_answers", listed: Schema.unrolledAnswers).groupBy("question_id").groupBy("option_id").groupBy("has_text").all()
         {
             let question = try row.decode(column: "question_id", as: Int.self)
             let n = try row.decode(column: "n", as: Int.self)

@@ -19,7 +19,7 @@ struct SQLCustomerRepository: CustomerRepository {
 
     func find(id: String) async throws -> CustomerRecord? {
         try await db.select().column("*").from("customers").where("id", .equal, id)
-            .first(decoding: CustomerRecord.self, with: SQLCoding.decoder)
+            .first(decoding: CustomerRecord.self, with: SQLCoding.rowDecoder)
     }
 
     func insert(_ customer: CustomerRecord) async throws { try await db.insert(customer, into: "customers") }
@@ -74,7 +74,7 @@ struct SQLCustomerRepository: CustomerRepository {
         }
         pageQuery += window
         let rows = try await db.raw(pageQuery).all()
-        let customers = try rows.map { try $0.decode(model: CustomerRecord.self, with: SQLCoding.decoder) }
+        let customers = try rows.map { try $0.decode(model: CustomerRecord.self, with: SQLCoding.rowDecoder) }
         return (customers, try rows.first?.decode(column: "total", as: Int.self))
     }
 }
