@@ -25,8 +25,9 @@ struct ServeProcessTests {
              "--seed", try #require(DemoSeed.demoSeedPath), "--port", "0"] + extra,
             environment: ["SWIFT_BACKTRACE": "interactive=no"], stderr: log.path
         )
-        // Poll the log for the bound address, with a bound.
-        for _ in 0..<200 {
+        // Poll the log for the bound address, with a bound (30 s: a loaded CI machine migrated and
+        // seeded a PostgreSQL database in more than the 10 s this once allowed).
+        for _ in 0..<600 {
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             if let range = text.range(of: #"address=http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
                 let port = Int(text[range].split(separator: ":").last ?? "") ?? 0
