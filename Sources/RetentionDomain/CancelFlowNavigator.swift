@@ -70,7 +70,7 @@ extension CancelFlow {
                 case .notShowing(let step): "the \(step.rawValue) is not being shown"
                 case .notConfirmingCancel: "the flow is not asking to confirm the cancellation"
                 case .unknownPauseOption(let id): "there is no pause option \(id)"
-                case .invalidPauseLength(let days): "a pause must last at least 1 day, got \(days)"
+                case .invalidPauseLength(let days): CancelFlow.PauseLength.problem(days) ?? "a pause of \(days) days"
                 case .alreadyFinished(let outcome): "the flow already ended (\(outcome.wireValue))"
                 }
             }
@@ -187,7 +187,7 @@ extension CancelFlow {
             guard question.questionType == .singleSelect else {
                 throw .wrongInput(questionId: question.id, expected: question.questionType)
             }
-            guard question.options.contains(where: { $0.id == optionId }) else {
+            guard config.problem(with: CancelFlow.Answer(questionId: question.id, selectedOptionId: optionId)) == nil else {
                 throw .unknownOption(questionId: question.id, optionId: optionId)
             }
             selection = .option(id: optionId)
@@ -308,7 +308,7 @@ extension CancelFlow {
         /// The customer asks for a pause of a number of days.
         public mutating func acceptPause(days: Int) throws(NavigationError) {
             try requireRetention(.pause)
-            guard days >= 1 else { throw .invalidPauseLength(days: days) }
+            guard CancelFlow.PauseLength.problem(days) == nil else { throw .invalidPauseLength(days: days) }
             recordPause(days: days)
         }
 

@@ -58,10 +58,8 @@ public enum CustomerActions {
         }
     }
 
-    static let liveStatuses: [Entitlement.Status] = [.active, .trialing, .gracePeriod, .pastDue, .paused]
-
     public static func evaluate(_ input: Input) -> [Action] {
-        let live = input.entitlements.filter { liveStatuses.contains($0.status) }
+        let live = input.entitlements.filter { $0.status.isLive }
         let web = live.filter { $0.source == .webCheckout }
         let store = live.filter { $0.source.isStore }
         // Cancel and pause act on the web subscription when there are both (flows.md).

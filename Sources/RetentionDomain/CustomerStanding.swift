@@ -34,7 +34,7 @@ public enum CustomerStanding {
     }
 
     public static func resolve(_ items: [Item], timeZone: TimeZone = .gmt) -> Standing {
-        let live = items.filter { CustomerActions.liveStatuses.contains($0.entitlement.status) }
+        let live = items.filter { $0.entitlement.status.isLive }
         let web = live.first { $0.entitlement.source == .webCheckout }
         let store = live.first { $0.entitlement.source.isStore }
         guard let main = web ?? store else {

@@ -163,7 +163,7 @@ extension CancelFlow {
         }
 
         public static func plan(_ input: Input) -> RetentionPlan {
-            let live = input.entitlements.filter { CustomerActions.liveStatuses.contains($0.status) }
+            let live = input.entitlements.filter { $0.status.isLive }
             let forProduct = live.filter { $0.productId == input.productId }
             let relevant = forProduct.isEmpty ? live : forProduct
             let web = relevant.first { $0.source == .webCheckout }

@@ -77,3 +77,15 @@ public enum SaveOfferTerms: Hashable, Sendable {
         }
     }
 }
+
+extension SaveOfferTerms {
+    /// What a period at `price` costs with these terms: the discounted price for a discount, nil
+    /// for a free period (nothing is charged during it).
+    public func discountedPrice(of price: Price) -> Price? {
+        guard case .discount(let percent, _) = self else { return nil }
+        return Price(
+            amountMicros: Money.discounted(micros: price.amountMicros, percentOff: percent, currencyCode: price.currencyCode),
+            currencyCode: price.currencyCode
+        )
+    }
+}

@@ -15,8 +15,7 @@ extension SaveDeskClient {
         }
     }
 
-    public func acceptSaveOffer(productId: String, userId: String) async throws(SaveDeskClientError) -> SaveOfferResult {
-        let key = Self.newIdempotencyKey()
+    public func acceptSaveOffer(productId: String, userId: String, idempotencyKey key: String = newIdempotencyKey()) async throws(SaveDeskClientError) -> SaveOfferResult {
         return try await send(retry: true, {
             try await api.acceptSaveOffer(headers: .init(idempotencyKey: key), body: .json(.init(userId: userId, productId: productId)))
         }) { try Self.convert(try $0.ok.body.json) }
@@ -24,17 +23,15 @@ extension SaveDeskClient {
 
     /// Pauses for a number of days, or by a pause option; returns when it resumes (nil: open-ended).
     public func pauseSubscription(
-        productId: String, userId: String, days: Int? = nil, pauseOptionId: Int? = nil
+        productId: String, userId: String, days: Int? = nil, pauseOptionId: Int? = nil, idempotencyKey key: String = newIdempotencyKey()
     ) async throws(SaveDeskClientError) -> Date? {
-        let key = Self.newIdempotencyKey()
         return try await send(retry: true, {
             try await api.pauseSubscription(headers: .init(idempotencyKey: key), body: .json(.init(
                 userId: userId, productId: productId, pauseDurationDays: days, pauseOptionId: pauseOptionId)))
         }) { try $0.ok.body.json.resumesAt }
     }
 
-    public func resumeSubscription(productId: String, userId: String) async throws(SaveDeskClientError) {
-        let key = Self.newIdempotencyKey()
+    public func resumeSubscription(productId: String, userId: String, idempotencyKey key: String = newIdempotencyKey()) async throws(SaveDeskClientError) {
         try await send(retry: true, {
             try await api.resumeSubscription(headers: .init(idempotencyKey: key), body: .json(.init(userId: userId, productId: productId)))
         }) { _ = try $0.ok }
@@ -43,9 +40,8 @@ extension SaveDeskClient {
     /// Cancels at period end (default) or immediately; returns until when the customer has access.
     @discardableResult
     public func cancelSubscription(
-        productId: String, userId: String, immediate: Bool = false
+        productId: String, userId: String, immediate: Bool = false, idempotencyKey key: String = newIdempotencyKey()
     ) async throws(SaveDeskClientError) -> Date {
-        let key = Self.newIdempotencyKey()
         return try await send(retry: true, {
             try await api.cancelSubscription(headers: .init(idempotencyKey: key), body: .json(.init(
                 userId: userId, productId: productId, immediate: immediate)))
@@ -53,8 +49,7 @@ extension SaveDeskClient {
     }
 
     /// A short-lived link to the customer's billing page.
-    public func openCustomerPortal(userId: String, returnURL: URL? = nil) async throws(SaveDeskClientError) -> URL {
-        let key = Self.newIdempotencyKey()
+    public func openCustomerPortal(userId: String, returnURL: URL? = nil, idempotencyKey key: String = newIdempotencyKey()) async throws(SaveDeskClientError) -> URL {
         return try await send(retry: true, {
             try await api.createCustomerPortalSession(
                 headers: .init(idempotencyKey: key), body: .json(.init(userId: userId, returnUrl: returnURL?.absoluteString)))
@@ -74,9 +69,8 @@ extension SaveDeskClient {
     /// The original transaction id of the user's App Store subscription: the active one, or with
     /// `activeOnly` false any (a lapsed one can still be refunded or renewed).
     public func appStoreOriginalTransactionId(userId: String, activeOnly: Bool = true) async throws(SaveDeskClientError) -> String? {
-        try await restoreEntitlements(userId: userId)
-            .first { $0.source == .storeKit && $0.storekitOriginalTransactionId != nil && (!activeOnly || $0.isActive) }?
-            .storekitOriginalTransactionId
+        let entitlements = try await restoreEntitlements(userId: userId)
+        return activeOnly ? entitlements.activeAppStoreOriginalTransactionId : entitlements.appStoreOriginalTransactionId
     }
 
     /// Records how a cancel flow ended. Fire-and-forget: it never throws and never blocks. The

@@ -36,16 +36,14 @@ extension SaveDeskClient {
     }
 
     /// Test mode: moves the server's clock forward and runs every billing transition that falls due.
-    public func advanceClock(days: Int = 0, hours: Int = 0) async throws(SaveDeskClientError) -> Wire.ClockAdvance {
-        let key = Self.newIdempotencyKey()
+    public func advanceClock(days: Int = 0, hours: Int = 0, idempotencyKey key: String = newIdempotencyKey()) async throws(SaveDeskClientError) -> Wire.ClockAdvance {
         return try await send(retry: true, {
             try await api.advanceClock(headers: .init(idempotencyKey: key), body: .json(.init(days: days, hours: hours)))
         }) { try $0.ok.body.json }
     }
 
     /// Wins back a lapsed subscriber (web: a discounted restart; App Store: an offer code).
-    public func winBack(customerId: String, productId: String) async throws(SaveDeskClientError) -> Wire.WinBack {
-        let key = Self.newIdempotencyKey()
+    public func winBack(customerId: String, productId: String, idempotencyKey key: String = newIdempotencyKey()) async throws(SaveDeskClientError) -> Wire.WinBack {
         return try await send(retry: true, {
             try await api.winBackCustomer(path: .init(customerId: customerId), headers: .init(idempotencyKey: key), body: .json(.init(productId: productId)))
         }) { try $0.ok.body.json }
@@ -54,8 +52,7 @@ extension SaveDeskClient {
     /// Records that the steps to cancel an App Store subscription in Settings were read out; it
     /// stays waiting for Apple until the App Store reports renewal off. A repeat answers with the
     /// same record (confirmed once Apple has).
-    public func recordAppStoreCancellation(customerId: String, productId: String) async throws(SaveDeskClientError) -> Wire.AppStoreCancellation {
-        let key = Self.newIdempotencyKey()
+    public func recordAppStoreCancellation(customerId: String, productId: String, idempotencyKey key: String = newIdempotencyKey()) async throws(SaveDeskClientError) -> Wire.AppStoreCancellation {
         return try await send(retry: true, {
             try await api.recordAppStoreCancellation(
                 path: .init(customerId: customerId), headers: .init(idempotencyKey: key), body: .json(.init(productId: productId)))
@@ -63,8 +60,7 @@ extension SaveDeskClient {
     }
 
     /// One App Store offer code from the cancel flow's pool for an App Store subscriber who stays.
-    public func issueRetentionOfferCode(customerId: String, productId: String) async throws(SaveDeskClientError) -> Wire.RetentionOfferCode {
-        let key = Self.newIdempotencyKey()
+    public func issueRetentionOfferCode(customerId: String, productId: String, idempotencyKey key: String = newIdempotencyKey()) async throws(SaveDeskClientError) -> Wire.RetentionOfferCode {
         return try await send(retry: true, {
             try await api.issueRetentionOfferCode(
                 path: .init(customerId: customerId), headers: .init(idempotencyKey: key), body: .json(.init(productId: productId)))
@@ -73,16 +69,14 @@ extension SaveDeskClient {
 
     /// Clears a recorded switch-and-save dismissal; true when there was one.
     @discardableResult
-    public func resetOfferDismissal(customerId: String) async throws(SaveDeskClientError) -> Bool {
-        let key = Self.newIdempotencyKey()
+    public func resetOfferDismissal(customerId: String, idempotencyKey key: String = newIdempotencyKey()) async throws(SaveDeskClientError) -> Bool {
         return try await send(retry: true, {
             try await api.resetOfferDismissal(path: .init(customerId: customerId), headers: .init(idempotencyKey: key))
         }) { try $0.ok.body.json.status == "reset" }
     }
 
     /// Test mode: completes a pending checkout as the payment webhook would.
-    public func simulateCheckout(transactionId: String, outcome: Wire.CheckoutOutcome) async throws(SaveDeskClientError) -> Wire.CheckoutTransaction {
-        let key = Self.newIdempotencyKey()
+    public func simulateCheckout(transactionId: String, outcome: Wire.CheckoutOutcome, idempotencyKey key: String = newIdempotencyKey()) async throws(SaveDeskClientError) -> Wire.CheckoutTransaction {
         return try await send(retry: true, {
             try await api.simulateCheckout(headers: .init(idempotencyKey: key), body: .json(.init(transactionId: transactionId, outcome: outcome)))
         }) { try $0.ok.body.json }
@@ -91,9 +85,8 @@ extension SaveDeskClient {
     /// Test mode: a signed App Store Server Notification through the webhook path; returns its status.
     @discardableResult
     public func simulateAppStoreEvent(
-        originalTransactionId: String, event: Wire.AppStoreEvent, graceDays: Int? = nil
+        originalTransactionId: String, event: Wire.AppStoreEvent, graceDays: Int? = nil, idempotencyKey key: String = newIdempotencyKey()
     ) async throws(SaveDeskClientError) -> String {
-        let key = Self.newIdempotencyKey()
         return try await send(retry: true, {
             try await api.simulateAppStoreEvent(headers: .init(idempotencyKey: key), body: .json(.init(
                 originalTransactionId: originalTransactionId, event: event, graceDays: graceDays)))
@@ -102,9 +95,8 @@ extension SaveDeskClient {
 
     /// Test mode: what the demo device's StoreKit hands over after a purchase or renewal.
     public func simulateStoreKitPurchase(
-        productId: String, originalTransactionId: String? = nil
+        productId: String, originalTransactionId: String? = nil, idempotencyKey key: String = newIdempotencyKey()
     ) async throws(SaveDeskClientError) -> Wire.SimulatedStoreKitTransaction {
-        let key = Self.newIdempotencyKey()
         return try await send(retry: true, {
             try await api.simulateStoreKitPurchase(headers: .init(idempotencyKey: key), body: .json(.init(
                 productId: productId, originalTransactionId: originalTransactionId)))

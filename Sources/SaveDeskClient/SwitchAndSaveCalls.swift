@@ -12,8 +12,7 @@ extension SaveDeskClient {
     }
 
     /// Records a dismissal on the server, so every console sees it.
-    public func recordOfferDismissed(userId: String, variantId: Int? = nil) async throws(SaveDeskClientError) {
-        let key = Self.newIdempotencyKey()
+    public func recordOfferDismissed(userId: String, variantId: Int? = nil, idempotencyKey key: String = newIdempotencyKey()) async throws(SaveDeskClientError) {
         try await send(retry: true, {
             try await api.recordOfferDismissed(headers: .init(idempotencyKey: key), body: .json(.init(
                 userId: userId, flowType: "switch_and_save", variantId: variantId)))
@@ -24,9 +23,8 @@ extension SaveDeskClient {
     /// migration trial that ends then, so the customer is never charged twice.
     public func createCheckout(
         productId: String, userId: String, stripeCustomerId: String? = nil,
-        appStoreSubscriptionEnd: Date? = nil, originalTransactionId: String? = nil
+        appStoreSubscriptionEnd: Date? = nil, originalTransactionId: String? = nil, idempotencyKey key: String = newIdempotencyKey()
     ) async throws(SaveDeskClientError) -> Wire.Checkout {
-        let key = Self.newIdempotencyKey()
         return try await send(retry: true, {
             try await api.createCheckout(headers: .init(idempotencyKey: key), body: .json(.init(
                 productId: productId, userId: userId, stripeCustomerId: stripeCustomerId,
@@ -81,8 +79,7 @@ extension SaveDeskClient {
     }
 
     /// Undoes a cancel at period end: the subscription renews again.
-    public func reactivateSubscription(productId: String, userId: String) async throws(SaveDeskClientError) -> Date? {
-        let key = Self.newIdempotencyKey()
+    public func reactivateSubscription(productId: String, userId: String, idempotencyKey key: String = newIdempotencyKey()) async throws(SaveDeskClientError) -> Date? {
         return try await send(retry: true, {
             try await api.reactivateSubscription(headers: .init(idempotencyKey: key), body: .json(.init(userId: userId, productId: productId)))
         }) { try $0.ok.body.json.renewsAt }
@@ -92,8 +89,7 @@ extension SaveDeskClient {
         try await send(retry: true, { try await api.getUpgradeOffer(query: .init(userId: userId, productId: productId)) }) { try $0.ok.body.json }
     }
 
-    public func executeUpgrade(userId: String, from current: String, to target: String) async throws(SaveDeskClientError) -> Wire.UpgradeResult {
-        let key = Self.newIdempotencyKey()
+    public func executeUpgrade(userId: String, from current: String, to target: String, idempotencyKey key: String = newIdempotencyKey()) async throws(SaveDeskClientError) -> Wire.UpgradeResult {
         return try await send(retry: true, {
             try await api.executeUpgrade(headers: .init(idempotencyKey: key), body: .json(.init(
                 userId: userId, currentProductId: current, targetProductId: target)))
@@ -101,9 +97,8 @@ extension SaveDeskClient {
     }
 
     public func respondToUpgradeOffer(
-        userId: String, from current: String, to target: String, outcome: Wire.UpgradeAnswer
+        userId: String, from current: String, to target: String, outcome: Wire.UpgradeAnswer, idempotencyKey key: String = newIdempotencyKey()
     ) async throws(SaveDeskClientError) {
-        let key = Self.newIdempotencyKey()
         try await send(retry: true, {
             try await api.respondToUpgradeOffer(headers: .init(idempotencyKey: key), body: .json(.init(
                 userId: userId, currentProductId: current, targetProductId: target, outcome: outcome)))

@@ -138,10 +138,8 @@ struct BillingLedger: Sendable {
 
     // MARK: Agent and customer actions
 
-    static let liveStatuses: Set<Entitlement.Status> = [.active, .trialing, .paused, .pastDue, .gracePeriod]
-
     private func requireLive(_ subscription: SubscriptionRecord, productName: String) throws(SaveDeskError) {
-        guard Self.liveStatuses.contains(subscription.entitlementStatus) else {
+        guard subscription.entitlementStatus.isLive else {
             throw .conflict("\(productName) is \(subscription.status); there is no live subscription to change", code: "subscription_ended")
         }
     }

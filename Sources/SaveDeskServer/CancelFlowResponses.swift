@@ -35,15 +35,14 @@ extension SubscriptionService {
         guard response.lastStepSeen >= 0, response.lastStepSeen <= questions.count else {
             throw .badRequest("last_step_seen must be between 0 and \(questions.count), got \(response.lastStepSeen)", code: "invalid_last_step")
         }
-        if let days = response.pauseDurationDays, !(1...config.cancelFlow.maxPauseDays).contains(days) {
-            throw .badRequest("pause_duration_days must be between 1 and \(config.cancelFlow.maxPauseDays), got \(days)", code: "invalid_pause_duration")
+        if let days = response.pauseDurationDays,
+           let problem = CancelFlow.PauseLength.problem(days, maximumDays: config.cancelFlow.maxPauseDays) {
+            throw .badRequest(problem, code: "invalid_pause_duration")
         }
         for (index, answer) in response.answers.enumerated() {
-            guard let question = questions.first(where: { $0.id == answer.questionId }) else {
-                throw .unprocessable("answers[\(index)]: there is no question \(answer.questionId)", code: "unknown_question")
-            }
-            if let option = answer.selectedOptionId, !question.options.contains(where: { $0.id == option }) {
-                throw .unprocessable("answers[\(index)]: question \(question.id) has no option \(option)", code: "unknown_option")
+            let domain = CancelFlow.Answer(questionId: answer.questionId, selectedOptionId: answer.selectedOptionId)
+            if let problem = config.cancelFlow.config.problem(with: domain) {
+                throw .unprocessable("answers[\(index)]: \(problem)", code: problem.code)
             }
         }
     }

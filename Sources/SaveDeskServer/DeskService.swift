@@ -45,7 +45,7 @@ final class DeskService: Sendable {
 
     /// One line on the customer's most relevant subscription.
     private func summary(of subscriptions: [SubscriptionRecord], now: Date) -> String {
-        guard let main = subscriptions.last(where: { BillingLedger.liveStatuses.contains($0.entitlementStatus) })
+        guard let main = subscriptions.last(where: { $0.entitlementStatus.isLive })
             ?? subscriptions.last
         else { return "No subscriptions" }
         let name = config.product(id: main.productId)?.displayName ?? main.productId

@@ -110,7 +110,7 @@ final class RetentionService: Sendable {
         _ data: Repositories, customer: CustomerRecord, product: ServerConfig.ProductConfig, purpose: String
     ) async throws -> SubscriptionRecord {
         let records = try await data.ledger.subscriptions(customerId: customer.id).filter { $0.productId == product.id }
-        let live = records.filter { BillingLedger.liveStatuses.contains($0.entitlementStatus) }
+        let live = records.filter { $0.entitlementStatus.isLive }
         if live.contains(where: { $0.source == .web }) {
             throw SaveDeskError.conflict(
                 "\(customer.name)'s \(product.displayName) is billed on the web: the cancel flow acts on that subscription, not Apple's",

@@ -18,13 +18,11 @@ extension LedgerRepository {
     /// one; an App-Store-only product is the customer's own to change (422 with the steps).
     func target(customer: CustomerRecord, product: ServerConfig.ProductConfig, action: String) async throws -> SubscriptionRecord {
         let subscriptions = try await subscriptions(customerId: customer.id).filter { $0.productId == product.id }
-        let web = subscriptions.filter { $0.source == .web }
-        if let live = web.last(where: { BillingLedger.liveStatuses.contains($0.entitlementStatus) }) { return live }
-        if subscriptions.contains(where: { $0.source == .appStore }) {
-            throw SaveDeskError.managedByAppStore(productName: product.displayName, action: action)
+        switch SubscriptionTarget.choose(subscriptions, isWeb: { $0.source == .web }, status: \.entitlementStatus) {
+        case .web(let subscription): return subscription
+        case .appStore: throw SaveDeskError.managedByAppStore(productName: product.displayName, action: action)
+        case .none: throw SaveDeskError.notFound("\(customer.name) has no \(product.displayName) subscription", code: "no_subscription")
         }
-        if let ended = web.last { return ended }
-        throw SaveDeskError.notFound("\(customer.name) has no \(product.displayName) subscription", code: "no_subscription")
     }
 }
 

@@ -60,10 +60,8 @@ extension SubscriptionService {
         let now = clock.now()
         let days: Int
         if let requested = request.pauseDurationDays {
-            guard (1...settings.maxPauseDays).contains(requested) else {
-                throw SaveDeskError.badRequest(
-                    "pause_duration_days must be between 1 and \(settings.maxPauseDays), got \(requested)", code: "invalid_pause_duration"
-                )
+            if let problem = CancelFlow.PauseLength.problem(requested, maximumDays: settings.maxPauseDays) {
+                throw SaveDeskError.badRequest(problem, code: "invalid_pause_duration")
             }
             days = requested
         } else {

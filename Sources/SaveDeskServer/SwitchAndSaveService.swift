@@ -44,8 +44,8 @@ final class SwitchAndSaveService: Sendable {
         ))
         return Facts(
             decision: decision, records: records, dismissal: dismissal,
-            appStore: records.last { $0.source == .appStore && BillingLedger.liveStatuses.contains($0.entitlementStatus) },
-            web: records.last { $0.source == .web && BillingLedger.liveStatuses.contains($0.entitlementStatus) }
+            appStore: records.last { $0.source == .appStore && $0.entitlementStatus.isLive },
+            web: records.last { $0.source == .web && $0.entitlementStatus.isLive }
         )
     }
 

@@ -64,7 +64,7 @@ final class UpgradeService: Sendable {
         let current = try config.requireProduct(productId)
         _ = try await data.customers.inScope(userId)
         let live = try await data.ledger.subscriptions(customerId: userId)
-            .filter { $0.productId == productId && BillingLedger.liveStatuses.contains($0.entitlementStatus) }
+            .filter { $0.productId == productId && $0.entitlementStatus.isLive }
         guard let subscription = live.last(where: { $0.source == .web }) ?? live.last else {
             return .failure(.unprocessable("no live \(current.displayName) subscription to upgrade", code: "no_subscription"))
         }

@@ -29,7 +29,7 @@ final class WinBackService: Sendable {
         ) { data, now in
             let customer = try await data.customers.inScope(customerId)
             let records = try await data.ledger.subscriptions(customerId: customerId).filter { $0.productId == product.id }
-            if let live = records.last(where: { BillingLedger.liveStatuses.contains($0.entitlementStatus) }) {
+            if let live = records.last(where: { $0.entitlementStatus.isLive }) {
                 throw SaveDeskError.conflict(
                     "\(customer.name) still has \(product.displayName) (\(live.status)); win-back is for lapsed subscribers", code: "not_lapsed"
                 )

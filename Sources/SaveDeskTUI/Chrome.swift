@@ -24,7 +24,7 @@ enum Chrome {
         if model.outboxRejected > 0 { right.append(("\(model.outboxRejected) not delivered", theme[.statusBar])) }
         right.append(("? help", theme[.statusBar]))
         StatusBar.draw(
-            left: [mode, (model.operatorName ?? "operator", theme[.statusBar]), (model.client.serverURL.absoluteString, theme[.statusBar]),
+            left: [mode, (model.operatorName ?? "operator", theme[.statusBar]), (model.serverURL.absoluteString, theme[.statusBar]),
                    (connection, theme[.statusBar])],
             right: right, in: rect, theme: theme, into: &buffer
         )

@@ -87,11 +87,7 @@ public final class TUIRunner {
             while app.isWorking, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
             // Hand what the screens recorded to the server while it is there (bounded; what is
             // not delivered stays in the outbox for the next start).
-            let client = app.model.client
-            let delivery = Task { _ = await client.outbox?.deliver(using: client, ignoringBackoff: true) }
-            while !delivery.isCancelled, client.outbox?.pending().isEmpty == false, ContinuousClock.now < deadline + .seconds(1) {
-                try? await Task.sleep(for: .milliseconds(20))
-            }
+            await app.model.deliverOutbox(before: deadline + .seconds(1))
             terminal.stop()
             app.model.shutdown()
             finished?.resume(returning: exitCode)

@@ -71,6 +71,20 @@ public final class AppModel {
 
     public var currentRoute: Route { stack[stack.count - 1] }
 
+    /// The server this console talks to.
+    public var serverURL: URL { client.serverURL }
+
+    /// Hands what the outbox holds to the server while it is there, waiting at most until
+    /// `deadline` (what is not delivered stays on disk for the next start).
+    public func deliverOutbox(before deadline: ContinuousClock.Instant) async {
+        guard let outbox = client.outbox else { return }
+        let client = client
+        let delivery = Task { _ = await outbox.deliver(using: client, ignoringBackoff: true) }
+        while !outbox.pending().isEmpty, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        delivery.cancel()
+        refreshOutbox()
+    }
+
     /// Now on the server's clock (pause previews, date ranges).
     public var serverNow: Date { Date().addingTimeInterval(serverClockOffset) }
 
@@ -192,25 +206,25 @@ public final class AppModel {
     // MARK: Flow models, sharing this console's client
 
     public func makeDirectory(debounce: Duration = .milliseconds(200)) -> CustomerDirectory {
-        CustomerDirectory(client: client, debounce: debounce)
+        CustomerDirectory(calls: client, debounce: debounce)
     }
 
     public func makeOverview(customerId: String) -> CustomerOverview {
-        CustomerOverview(customerId: customerId, client: client)
+        CustomerOverview(customerId: customerId, calls: client)
     }
 
     public func makeCancelFlow(customerId: String, productId: String) -> CancelFlowSession {
-        CancelFlowSession(userId: customerId, productId: productId, client: client) { [unowned self] userId in
+        CancelFlowSession(userId: customerId, productId: productId, calls: client) { [unowned self] userId in
             self.makeMigrationManager(userId: userId)
         }
     }
 
     public func makeMigrationManager(userId: String, stripeCustomerId: String? = nil) -> MigrationManager {
-        MigrationManager(userId: userId, stripeCustomerId: stripeCustomerId, client: client,
+        MigrationManager(userId: userId, stripeCustomerId: stripeCustomerId, calls: client,
                          dismissals: DismissalCache(file: dataDirectory.appendingPathComponent("dismissals.json")))
     }
 
-    public func makeFunnelReport() -> FunnelReport { FunnelReport(client: client) }
+    public func makeFunnelReport() -> FunnelReport { FunnelReport(calls: client) }
 
     /// The demo device, in test mode only.
     public func makeDemoDevice() -> DemoDevice? {

@@ -99,15 +99,19 @@ public final class CancelFlowSession {
     /// The last failed call, with its kind (for exit codes and retries).
     public private(set) var lastError: SaveDeskClientError?
 
-    @ObservationIgnored let client: SaveDeskClient
+    @ObservationIgnored let calls: any CancelFlowCalls
     @ObservationIgnored let makeMigrationManager: @MainActor (String) -> MigrationManager
-    /// The server call for the choice made, kept for `retry()`.
+    /// The server call for the choice made, kept for `retry()` (with its Idempotency-Key: a retry
+    /// whose first try was applied gets the stored answer, not a refusal).
     @ObservationIgnored private var pendingCall: (@MainActor () async throws(SaveDeskClientError) -> Outcome)?
 
-    init(userId: String, productId: String, client: SaveDeskClient, makeMigrationManager: @escaping @MainActor (String) -> MigrationManager) {
+    public init(
+        userId: String, productId: String, calls: any CancelFlowCalls,
+        makeMigrationManager: @escaping @MainActor (String) -> MigrationManager
+    ) {
         self.userId = userId
         self.productId = productId
-        self.client = client
+        self.calls = calls
         self.makeMigrationManager = makeMigrationManager
     }
 
@@ -157,9 +161,9 @@ public final class CancelFlowSession {
     public func load() async {
         phase = .loading
         do {
-            let config = try await client.cancelFlowConfig(userId: userId)
-            let detail = try await client.customer(id: userId)
-            let catalog = (try? await client.products()) ?? []
+            let config = try await calls.cancelFlowConfig(userId: userId)
+            let detail = try await calls.customer(id: userId)
+            let catalog = (try? await calls.products()) ?? []
             productNames = Dictionary(catalog.map { ($0.id, $0.displayName) }, uniquingKeysWith: { first, _ in first })
             var input = CancelFlow.RetentionPlan.Input(
                 productId: productId, entitlements: detail.domainEntitlements, config: config, switchAndSave: nil, catalog: catalog,
@@ -212,14 +216,16 @@ public final class CancelFlowSession {
             await startSwitchCheckout()
         case .offerCode?:
             try step { navigator throws(NavigationError) in try navigator.acceptOffer() }
-            await run("Handing out the offer code…") { [client, userId, productId] () throws(SaveDeskClientError) in
-                let code = try await client.issueRetentionOfferCode(customerId: userId, productId: productId)
+            let key = SaveDeskClient.newIdempotencyKey()
+            await run("Handing out the offer code…") { [calls, userId, productId] () throws(SaveDeskClientError) in
+                let code = try await calls.issueRetentionOfferCode(customerId: userId, productId: productId, idempotencyKey: key)
                 return Outcome(outcome: .retained, message: code.message, offerCode: code.offerCode)
             }
         case .coupon?, nil:
             try step { navigator throws(NavigationError) in try navigator.acceptOffer() }
-            await run("Applying the save offer…") { [client, userId, productId] () throws(SaveDeskClientError) in
-                let result = try await client.acceptSaveOffer(productId: productId, userId: userId)
+            let key = SaveDeskClient.newIdempotencyKey()
+            await run("Applying the save offer…") { [calls, userId, productId] () throws(SaveDeskClientError) in
+                let result = try await calls.acceptSaveOffer(productId: productId, userId: userId, idempotencyKey: key)
                 return Outcome(outcome: .retained, message: result.message)
             }
         }
@@ -293,7 +299,7 @@ public final class CancelFlowSession {
     public func checkApple() async {
         if let cancellation = appleCancellation {
             do {
-                let detail = try await client.customer(id: userId)
+                let detail = try await calls.customer(id: userId)
                 appleCancellation = detail.retention.appStoreCancellations.first { $0.id == cancellation.id } ?? cancellation
                 appleMessage = appleCancellation?.confirmedAt == nil ? "Apple has not reported renewal off yet." : nil
             } catch {
@@ -331,14 +337,16 @@ public final class CancelFlowSession {
     /// offer); decoration, so what is unknown is left out.
     private func priceTheOffer(_ detail: Wire.CustomerDetail, plan: CancelFlow.RetentionPlan, catalog: [Product]) {
         let subscriptions = detail.subscriptions.filter { $0.productId == plan.productId }
-        guard let subscription = subscriptions.first(where: { $0.source == "web" }) ?? subscriptions.first else { return }
+        guard let subscription = SubscriptionTarget.choose(
+            subscriptions, isWeb: { $0.source == "web" }, status: { Entitlement.Status(wireValue: $0.status) }
+        ).subscription else { return }
         let price = Price(amountMicros: subscription.price.amountMicros, currencyCode: subscription.price.currencyCode)
         currentPrice = price
         periodEnd = subscription.currentPeriodEnd
         billingInterval = catalog.first { $0.id == plan.productId }?.billingInterval.wireValue
-        if case .coupon(let offer)? = plan.saveOffer, offer.type == .discount, let percent = Int(offer.value) {
-            offerPrice = Price(amountMicros: Money.discounted(micros: price.amountMicros, percentOff: percent, currencyCode: price.currencyCode),
-                               currencyCode: price.currencyCode)
+        if case .coupon(let offer)? = plan.saveOffer {
+            // How long the coupon lasts does not change the price of a period.
+            offerPrice = (try? SaveOfferTerms(offer: offer, couponDuration: .once))?.discountedPrice(of: price)
         }
     }
 
@@ -360,17 +368,19 @@ public final class CancelFlowSession {
     }
 
     private func pause(days: Int?) async {
-        await run("Pausing…") { [client, userId, productId] () throws(SaveDeskClientError) in
-            let resumes = try await client.pauseSubscription(productId: productId, userId: userId, days: days)
+        let key = SaveDeskClient.newIdempotencyKey()
+        await run("Pausing…") { [calls, userId, productId] () throws(SaveDeskClientError) in
+            let resumes = try await calls.pauseSubscription(productId: productId, userId: userId, days: days, pauseOptionId: nil, idempotencyKey: key)
             let message = resumes.map { "Paused until \(CalendarDays.display($0, in: .gmt))" } ?? "Paused"
             return Outcome(outcome: .paused, message: message, pausedUntil: resumes)
         }
     }
 
     private func cancel(immediately: Bool) async {
+        let key = SaveDeskClient.newIdempotencyKey()
         if isAppStoreCancellation {
-            await run("Recording the cancellation read out…") { [client, userId, productId] () throws(SaveDeskClientError) in
-                let record = try await client.recordAppStoreCancellation(customerId: userId, productId: productId)
+            await run("Recording the cancellation read out…") { [calls, userId, productId] () throws(SaveDeskClientError) in
+                let record = try await calls.recordAppStoreCancellation(customerId: userId, productId: productId, idempotencyKey: key)
                 self.appleCancellation = record
                 let until = record.accessUntil.map { "; access until \(CalendarDays.display($0, in: .gmt))" } ?? ""
                 let state = record.confirmedAt == nil ? "waiting for Apple to confirm" : "confirmed by Apple"
@@ -381,8 +391,8 @@ public final class CancelFlowSession {
             }
             return
         }
-        await run("Cancelling…") { [client, userId, productId] () throws(SaveDeskClientError) in
-            let until = try await client.cancelSubscription(productId: productId, userId: userId, immediate: immediately)
+        await run("Cancelling…") { [calls, userId, productId] () throws(SaveDeskClientError) in
+            let until = try await calls.cancelSubscription(productId: productId, userId: userId, immediate: immediately, idempotencyKey: key)
             let message = immediately ? "Cancelled; access ended now" : "Cancelled; access until \(CalendarDays.display(until, in: .gmt))"
             return Outcome(outcome: .cancelled, message: message, accessUntil: until)
         }
@@ -424,7 +434,7 @@ public final class CancelFlowSession {
         pendingCall = nil
         if submittedResponse == nil, let navigator {
             let response = navigator.response(outcome: outcome.outcome)
-            client.submitCancelFlowResponse(response)
+            calls.submitCancelFlowResponse(response)
             submittedResponse = response
         }
         phase = .finished(outcome)

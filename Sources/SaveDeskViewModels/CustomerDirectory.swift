@@ -22,13 +22,13 @@ public final class CustomerDirectory {
     public private(set) var selectedIndex = 0
     public let perPage: Int
 
-    @ObservationIgnored let client: SaveDeskClient
+    @ObservationIgnored let calls: any CustomerSearchCalls
     @ObservationIgnored let debounce: Duration
     @ObservationIgnored private var pending: Task<Void, Never>?
     @ObservationIgnored private var generation = 0
 
-    init(client: SaveDeskClient, debounce: Duration, perPage: Int = 20) {
-        self.client = client
+    public init(calls: any CustomerSearchCalls, debounce: Duration, perPage: Int = 20) {
+        self.calls = calls
         self.debounce = debounce
         self.perPage = perPage
     }
@@ -85,7 +85,7 @@ public final class CustomerDirectory {
         if phase != .loading { phase = .loading }
         let query = self.query
         do {
-            let result = try await client.searchCustomers(query: query, page: page, perPage: perPage)
+            let result = try await calls.searchCustomers(query: query, page: page, perPage: perPage)
             guard ticket == generation else { return }  // a newer search is on its way
             customers = result.customers
             self.page = result.page

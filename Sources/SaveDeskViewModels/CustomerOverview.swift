@@ -27,8 +27,8 @@ public final class CustomerOverview {
         public var summary: String
         public var hasAccess: Bool
         public var daysLeft: Int?
-        /// none, notice, warning or critical.
-        public var warning: String
+        /// How urgently the agent should read it out (none < notice < warning < critical).
+        public var warning: LifecycleWarning
         public var winBackEligible: Bool
     }
 
@@ -50,22 +50,22 @@ public final class CustomerOverview {
     public private(set) var lastMessage: String?
     public private(set) var isWorking = false
 
-    @ObservationIgnored let client: SaveDeskClient
+    @ObservationIgnored let calls: any CustomerOverviewCalls
     @ObservationIgnored private var productNames: [String: String] = [:]
 
-    init(customerId: String, client: SaveDeskClient) {
+    public init(customerId: String, calls: any CustomerOverviewCalls) {
         self.customerId = customerId
-        self.client = client
+        self.calls = calls
     }
 
     public var availableActions: [CustomerActions.Action] { actions.filter(\.isAvailable) }
 
     public func load() async {
         do {
-            let detail = try await client.customer(id: customerId)
-            async let decision = try? client.userOffer(userId: customerId)
-            async let events = try? client.timeline(customerId: customerId, limit: 50)
-            if productNames.isEmpty, let catalog = try? await client.products() {
+            let detail = try await calls.customer(id: customerId)
+            async let decision = try? calls.userOffer(userId: customerId)
+            async let events = try? calls.timeline(customerId: customerId, limit: 50)
+            if productNames.isEmpty, let catalog = try? await calls.products() {
                 productNames = Dictionary(catalog.map { ($0.id, $0.displayName) }, uniquingKeysWith: { first, _ in first })
             }
             profile = detail.profile
@@ -76,26 +76,26 @@ public final class CustomerOverview {
                     productName: productNames[desk.entitlement.productId] ?? desk.entitlement.productId,
                     sourceBadge: desk.entitlement.source == .webCheckout ? "Web" : "App Store",
                     state: desk.lifecycle.state, summary: desk.lifecycle.summary, hasAccess: desk.lifecycle.hasAccess,
-                    daysLeft: desk.lifecycle.daysLeft, warning: desk.lifecycle.warning, winBackEligible: desk.lifecycle.winBackEligible
+                    daysLeft: desk.lifecycle.daysLeft, warning: LifecycleWarning(name: desk.lifecycle.warning), winBackEligible: desk.lifecycle.winBackEligible
                 )
             }
             let domain = detail.domainEntitlements
             let standing = CustomerStanding.resolve(zip(detail.entitlements, entitlements).compactMap { desk, row in
                 desk.domain.map {
                     CustomerStanding.Item(entitlement: $0, productName: row.productName, summary: row.summary,
-                                          warning: Lifecycle.WarningLevel(name: row.warning))
+                                          warning: row.warning)
                 }
             })
             self.standing = standing
             banners = entitlements.filter {
                 !standing.covered.contains($0.id) && ["grace_period", "billing_retry", "paused", "cancels_on", "expired", "revoked"].contains($0.state)
-            }.sorted { Self.rank($0.warning) > Self.rank($1.warning) }
+            }.sorted { $0.warning > $1.warning }
             appStoreCancellations = detail.retention.appStoreCancellations
             switchAndSave = await decision
             timeline = await events ?? []
             var upgrades: [String: String?] = [:]
             for entitlement in domain where entitlement.isActive {
-                if let offer = try? await client.upgradeOffer(userId: customerId, productId: entitlement.productId) {
+                if let offer = try? await calls.upgradeOffer(userId: customerId, productId: entitlement.productId) {
                     upgrades[entitlement.productId] = offer.available ? nil : (offer.reasonMessage ?? offer.reason ?? "no upgrade")
                 }
             }
@@ -114,34 +114,34 @@ public final class CustomerOverview {
     }
 
     public func resume(productId: String) async {
-        await perform { [client, customerId] () throws(SaveDeskClientError) in
-            try await client.resumeSubscription(productId: productId, userId: customerId)
+        await perform { [calls, customerId] () throws(SaveDeskClientError) in
+            try await calls.resumeSubscription(productId: productId, userId: customerId, idempotencyKey: SaveDeskClient.newIdempotencyKey())
             return "Resumed"
         }
     }
 
     public func reactivate(productId: String) async {
-        await perform { [client, customerId] () throws(SaveDeskClientError) in
-            let renews = try await client.reactivateSubscription(productId: productId, userId: customerId)
+        await perform { [calls, customerId] () throws(SaveDeskClientError) in
+            let renews = try await calls.reactivateSubscription(productId: productId, userId: customerId, idempotencyKey: SaveDeskClient.newIdempotencyKey())
             return renews.map { "Renews again on \(CalendarDays.display($0, in: .gmt))" } ?? "Renews again"
         }
     }
 
     public func winBack(productId: String) async {
-        await perform { [client, customerId] () throws(SaveDeskClientError) in
-            try await client.winBack(customerId: customerId, productId: productId).message
+        await perform { [calls, customerId] () throws(SaveDeskClientError) in
+            try await calls.winBack(customerId: customerId, productId: productId, idempotencyKey: SaveDeskClient.newIdempotencyKey()).message
         }
     }
 
     /// Upgrades web to web at once, or starts the App Store → web checkout (the URL is in the message).
     public func upgrade(productId: String) async {
-        await perform { [client, customerId] () throws(SaveDeskClientError) in
-            let offer = try await client.upgradeOffer(userId: customerId, productId: productId)
+        await perform { [calls, customerId] () throws(SaveDeskClientError) in
+            let offer = try await calls.upgradeOffer(userId: customerId, productId: productId)
             guard offer.available, let target = offer.targetProduct?.referenceId else {
                 return offer.reasonMessage ?? offer.reason ?? "No upgrade is available"
             }
-            let result = try await client.executeUpgrade(userId: customerId, from: productId, to: target)
-            try? await client.respondToUpgradeOffer(userId: customerId, from: productId, to: target, outcome: .upgraded)
+            let result = try await calls.executeUpgrade(userId: customerId, from: productId, to: target, idempotencyKey: SaveDeskClient.newIdempotencyKey())
+            try? await calls.respondToUpgradeOffer(userId: customerId, from: productId, to: target, outcome: .upgraded, idempotencyKey: SaveDeskClient.newIdempotencyKey())
             return result.checkoutUrl.map { "Checkout for the customer: \($0)" } ?? "Upgraded to \(offer.targetProduct?.name ?? target)"
         }
     }
@@ -157,7 +157,6 @@ public final class CustomerOverview {
         }
     }
 
-    static func rank(_ warning: String) -> Int { ["none", "notice", "warning", "critical"].firstIndex(of: warning) ?? 0 }
 }
 
 extension Lifecycle.WarningLevel {

@@ -55,6 +55,19 @@ public final class DemoDevice {
         }
     }
 
+    /// An App Store event for a customer's App Store subscription: the active one, or with
+    /// `activeOnly` false any (a lapsed one can still be refunded or renewed). Says so when the
+    /// customer has none.
+    public func appStoreEvent(_ event: Wire.AppStoreEvent, customerId: String, activeOnly: Bool = true) async {
+        await perform { [client] () throws(SaveDeskClientError) in
+            guard let otid = try await client.appStoreOriginalTransactionId(userId: customerId, activeOnly: activeOnly) else {
+                return "\(customerId) has no App Store subscription"
+            }
+            let status = try await client.simulateAppStoreEvent(originalTransactionId: otid, event: event)
+            return "App Store \(event.rawValue): \(status)"
+        }
+    }
+
     /// The customer buys (or renews) on the App Store: StoreKit signs the transaction and the
     /// device syncs it through the queue (kept and retried when the sync fails).
     public func purchaseOnAppStore(userId: String, productId: String, originalTransactionId: String? = nil) async {

@@ -44,9 +44,9 @@ public final class FunnelReport {
     public private(set) var cancelFlow: Wire.CancelFlowAnalytics?
     public private(set) var switchAndSave: Wire.SwitchAndSaveAnalytics?
 
-    @ObservationIgnored let client: SaveDeskClient
+    @ObservationIgnored let calls: any FunnelCalls
 
-    init(client: SaveDeskClient) { self.client = client }
+    public init(calls: any FunnelCalls) { self.calls = calls }
 
     /// How cancel flows ended.
     public var outcomeBars: [Bar] {
@@ -77,9 +77,9 @@ public final class FunnelReport {
         do {
             switch view {
             case .cancelFlow:
-                cancelFlow = try await client.cancelFlowAnalytics(from: filters.from, to: filters.to, operator: filters.operatorName)
+                cancelFlow = try await calls.cancelFlowAnalytics(from: filters.from, to: filters.to, operator: filters.operatorName)
             case .switchAndSave:
-                switchAndSave = try await client.switchAndSaveAnalytics(from: filters.from, to: filters.to)
+                switchAndSave = try await calls.switchAndSaveAnalytics(from: filters.from, to: filters.to)
             }
             phase = .loaded
         } catch {

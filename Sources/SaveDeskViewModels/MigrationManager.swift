@@ -37,17 +37,17 @@ public final class MigrationManager {
         offerData.map { CancelFlow.RetentionPlan.SwitchTerms(offer: $0, catalog: catalog ?? []) }
     }
 
-    @ObservationIgnored let client: SaveDeskClient
+    @ObservationIgnored let calls: any SwitchAndSaveCalls
     @ObservationIgnored let dismissals: DismissalCache
     @ObservationIgnored let sessionId = "sd_session_" + UUID().uuidString.lowercased()
     @ObservationIgnored private var decision: SwitchAndSaveDecision?
     @ObservationIgnored private var impressionRecorded = false
     @ObservationIgnored private var catalog: [Product]?
 
-    init(userId: String, stripeCustomerId: String?, client: SaveDeskClient, dismissals: DismissalCache) {
+    public init(userId: String, stripeCustomerId: String?, calls: any SwitchAndSaveCalls, dismissals: DismissalCache) {
         self.userId = userId
         self.stripeCustomerId = stripeCustomerId
-        self.client = client
+        self.calls = calls
         self.dismissals = dismissals
     }
 
@@ -60,7 +60,7 @@ public final class MigrationManager {
     public func refresh(recordImpression: Bool = true) async {
         let cached = dismissals.entry(for: userId)
         do {
-            var decision = try await client.userOffer(userId: userId)
+            var decision = try await calls.userOffer(userId: userId)
             loadError = nil
             if let cached, decision.state != .dismissed {
                 if cached.synced {
@@ -68,7 +68,7 @@ public final class MigrationManager {
                     dismissals.set(nil, for: userId)
                 } else {
                     // Dismissed while the server was away: record it now.
-                    try? await client.recordOfferDismissed(userId: userId)
+                    try? await calls.recordOfferDismissed(userId: userId, variantId: nil, idempotencyKey: SaveDeskClient.newIdempotencyKey())
                     dismissals.set(.init(dismissedAt: cached.dismissedAt, synced: true), for: userId)
                     decision.state = .dismissed
                     decision.offerData = nil
@@ -78,7 +78,7 @@ public final class MigrationManager {
             apply(.evaluated(decision.state))
             reasons = decision.reasons
             if state.carriesOfferData, let data = decision.offerData {
-                if catalog == nil { catalog = try? await client.products() }
+                if catalog == nil { catalog = try? await calls.products() }
                 offerData = data
                 display = decision.display
             }
@@ -93,7 +93,7 @@ public final class MigrationManager {
     public func recordImpression() {
         guard state == .eligible, !impressionRecorded, let data = offerData else { return }
         impressionRecorded = true
-        client.recordOfferViewed(userId: userId, productId: data.prompt.productId, sessionId: sessionId)
+        calls.recordOfferViewed(userId: userId, productId: data.prompt.productId, sessionId: sessionId, variantId: nil)
     }
 
     /// Creates the web checkout (with a migration trial bridging the App Store period) and returns
@@ -108,10 +108,11 @@ public final class MigrationManager {
         checkoutError = nil
         defer { isLoading = false }
         do {
-            let originalTransactionId = try await client.appStoreOriginalTransactionId(userId: userId)
-            let created = try await client.createCheckout(
+            let originalTransactionId = try await calls.restoreEntitlements(userId: userId).activeAppStoreOriginalTransactionId
+            let created = try await calls.createCheckout(
                 productId: data.prompt.productId, userId: userId, stripeCustomerId: stripeCustomerId,
-                appStoreSubscriptionEnd: decision?.appleSubscription?.expiresAt, originalTransactionId: originalTransactionId
+                appStoreSubscriptionEnd: decision?.appleSubscription?.expiresAt, originalTransactionId: originalTransactionId,
+                idempotencyKey: SaveDeskClient.newIdempotencyKey()
             )
             checkout = created
             apply(.present)
@@ -135,7 +136,7 @@ public final class MigrationManager {
         }
         if let checkout {
             do {
-                let transaction = try await client.confirmTransaction(id: checkout.transactionId)
+                let transaction = try await calls.confirmTransaction(id: checkout.transactionId, attempts: 10, interval: .milliseconds(300))
                 guard transaction.status == .completed else {
                     checkoutError = transaction.status == .failed
                         ? "the payment failed; the customer can try again"
@@ -149,7 +150,7 @@ public final class MigrationManager {
         }
         checkoutError = nil
         apply(.checkoutSucceeded)
-        client.recordMigrationConverted(userId: userId)
+        calls.recordMigrationConverted(userId: userId)
     }
 
     /// There is no Settings sheet in a terminal: the steps to read out are shown, and the App
@@ -161,14 +162,14 @@ public final class MigrationManager {
             appleCancelSteps = (display?.appleCancelInstructions ?? "").split(separator: "\n").map(String.init)
         }
         do {
-            let entitlements = try await client.restoreEntitlements(userId: userId)
+            let entitlements = try await calls.restoreEntitlements(userId: userId)
             let apple = entitlements.first { $0.source == .storeKit && $0.storekitOriginalTransactionId != nil }
             var renewing = apple?.willRenew ?? false
             if let otid = apple?.storekitOriginalTransactionId {
-                renewing = try await client.storeKitSubscriptionStatus(originalTransactionId: otid).autoRenewStatus == 1
+                renewing = try await calls.storeKitSubscriptionStatus(originalTransactionId: otid).autoRenewStatus == 1
             }
             if let checkout {
-                try? await client.reportAppleRenewal(
+                try? await calls.reportAppleRenewal(
                     transactionId: checkout.transactionId, renewing: renewing, appStoreSubscriptionEnd: apple?.expiresAt)
             }
             checkoutError = nil
@@ -186,7 +187,7 @@ public final class MigrationManager {
         offerData = nil
         dismissals.set(.init(dismissedAt: Date(), synced: false), for: userId)
         do {
-            try await client.recordOfferDismissed(userId: userId)
+            try await calls.recordOfferDismissed(userId: userId, variantId: nil, idempotencyKey: SaveDeskClient.newIdempotencyKey())
             dismissals.set(.init(dismissedAt: Date(), synced: true), for: userId)
         } catch {
             loadError = "dismissed here; the server will be told when it answers (\(error.message))"
@@ -196,7 +197,7 @@ public final class MigrationManager {
     /// Clears the dismissal (here and on the server) and evaluates again.
     public func resetDismissedState() async {
         do {
-            try await client.resetOfferDismissal(customerId: userId)
+            try await calls.resetOfferDismissal(customerId: userId, idempotencyKey: SaveDeskClient.newIdempotencyKey())
         } catch {
             loadError = error.message
             return

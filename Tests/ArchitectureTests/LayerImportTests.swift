@@ -79,6 +79,30 @@ struct LayerImportTests {
         }
     }
 
+    /// Screens see view models, never the client behind them: not by import, and not through a
+    /// view model's or the app model's property (`app.model.client`, `session.calls`). View models
+    /// keep their dependencies internal; this catches a screen that reaches one anyway.
+    static var clientNames: Regex<AnyRegexOutput> { try! Regex(#"\.(client|calls)([^A-Za-z0-9_]|$)|(^|[^A-Za-z0-9_])(SaveDeskClient|Outbox|StoreKitSyncQueue)([^A-Za-z0-9_]|$)"#) }
+
+    @Test func screensNeverReachTheClient() throws {
+        let files = Self.swiftFiles(in: "SaveDeskTUI")
+        #expect(!files.isEmpty)
+        for file in files {
+            let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            for (number, line) in lines.enumerated() where !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
+                #expect((try Self.clientNames.firstMatch(in: String(line))) == nil,
+                        "\(file.lastPathComponent):\(number + 1) reaches the client: \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+    }
+
+    @Test func theClientScannerSeesAPropertyChain() throws {
+        for line in ["let url = app.model.client.serverURL", "await session.calls.products()", "let q: StoreKitSyncQueue"] {
+            #expect(try Self.clientNames.firstMatch(in: line) != nil, "\(line)")
+        }
+        #expect(try Self.clientNames.firstMatch(in: "let clientName = model.operatorName") == nil)
+    }
+
     @Test func theImportScannerSeesEveryForm() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("imports-\(UUID()).swift")
         try """

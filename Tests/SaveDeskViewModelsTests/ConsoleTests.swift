@@ -121,7 +121,7 @@ struct ConsoleTests {
         let demo = try await Demo.start()
         defer { Task { await demo.stop() } }
         let app = try demo.console()
-        let directory = CustomerDirectory(client: app.client, debounce: .zero, perPage: 6)
+        let directory = CustomerDirectory(calls: app.client, debounce: .zero, perPage: 6)
         await directory.reload()
         #expect(directory.pageCount == 3 && directory.customers.count == 6)
         await directory.nextPage()

@@ -210,9 +210,7 @@ final class CancelFlowScreen: Screen {
                 guard let device else { return }
                 let session = self.session
                 app.perform {
-                    if let otid = try? await app.model.client.appStoreOriginalTransactionId(userId: session.userId) {
-                        await device.appStoreEvent(.autoRenewOff, originalTransactionId: otid)
-                    }
+                    await device.appStoreEvent(.autoRenewOff, customerId: session.userId)
                     await session.checkApple()
                 }
             }
@@ -383,11 +381,11 @@ final class CancelFlowScreen: Screen {
     private func renderOutcome(_ outcome: CancelFlowSession.Outcome, into frame: inout Frame, area: Rect, theme: Theme) -> Int {
         var y = area.y
         let side = session.appleSide
-        var (headline, style): (String, Style) = switch outcome.outcome.wireValue {
-        case "retained": ("Retained", theme[.success])
-        case "paused": ("Paused", theme[.success])
-        case "cancelled": ("Cancelled", theme[.warning])
-        default: ("Left without a change", theme[.muted])
+        var (headline, style): (String, Style) = switch outcome.outcome {
+        case .retained: ("Retained", theme[.success])
+        case .paused: ("Paused", theme[.success])
+        case .cancelled: ("Cancelled", theme[.warning])
+        case .dismissed, .unknown: ("Left without a change", theme[.muted])
         }
         switch side {
         case .switchWaiting?: headline = "Retained \u{00B7} switched to the web \u{00B7} waiting for Apple"

@@ -169,10 +169,6 @@ final class CustomerScreen: Screen {
         }
     }
 
-    static func style(_ warning: String, _ theme: Theme) -> Style {
-        warning == "critical" ? theme[.danger] : warning == "warning" ? theme[.warning] : theme[.accent]
-    }
-
     static func style(_ level: LifecycleWarning, _ theme: Theme) -> Style {
         switch level {
         case .critical: theme[.danger]

@@ -63,13 +63,7 @@ final class DemoDeviceScreen: Screen {
             }
         case .appStore(let event):
             guard let customer else { return }
-            app.perform {
-                guard let otid = try? await app.model.client.appStoreOriginalTransactionId(userId: customer, activeOnly: false) else {
-                    app.model.show("\(customer) has no App Store subscription", isError: true)
-                    return
-                }
-                await device.appStoreEvent(event, originalTransactionId: otid)
-            }
+            app.perform { await device.appStoreEvent(event, customerId: customer, activeOnly: false) }
         case .purchase:
             guard let customer else { return }
             app.perform { await device.purchaseOnAppStore(userId: customer, productId: "premium_monthly") }

@@ -85,7 +85,7 @@ final class SwitchAndSaveScreen: Screen {
         case .simulateAppleOff:
             guard let device else { return }
             app.perform {
-                if let otid = try? await app.model.client.appStoreOriginalTransactionId(userId: manager.userId) { await device.appStoreEvent(.autoRenewOff, originalTransactionId: otid) }
+                await device.appStoreEvent(.autoRenewOff, customerId: manager.userId)
                 await manager.showAppleSubscriptionManagement()
             }
         }
