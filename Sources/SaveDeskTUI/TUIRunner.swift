@@ -5,14 +5,15 @@ import SaveDeskViewModels
 import TerminalKit
 import TerminalKitNCurses
 
-/// Runs the console on the real terminal: draws a frame whenever something the frame read
-/// changes (Observation), after every key, and on resize; keeps spinners turning while work runs;
-/// on quit or a signal, lets the screens close (a half-done flow is recorded) and gives the
-/// terminal back.
+/// Runs the console on a terminal: draws a frame whenever something the frame read changes
+/// (Observation), after every key, and on resize; keeps spinners turning while work runs; on quit
+/// or a signal, lets the screens close (a half-done flow is recorded) and gives the terminal back.
+/// The backend is curses on a real terminal (`TUIRunner(model:theme:problem:)`) or a
+/// `TestBackend` in tests, which drive this same loop with scripted keys.
 @MainActor
-public final class TUIRunner {
-    let app: TUIApp
-    let terminal: NCursesTerminal
+public final class TUIRunner<B: Backend & EventSource> {
+    public let app: TUIApp
+    public let terminal: Terminal<B>
     private var redrawScheduled = false
     /// Frames drawn so far: a change already drawn by a later frame needs no frame of its own.
     private var framesDrawn = 0
@@ -21,18 +22,15 @@ public final class TUIRunner {
     private var timer: DispatchSourceTimer?
     private var stopping = false
 
-    /// Takes over the terminal (NO_COLOR or a colourless terminal → no colours).
-    public init(model: AppModel, theme: Theme, problem: String? = nil) {
-        let noColor = ProcessInfo.processInfo.environment["NO_COLOR"].map { !$0.isEmpty } ?? false
-        terminal = NCursesTerminal(forceColorDepth: noColor ? NCursesTerminal.ColorDepth.none : nil)
-        app = TUIApp(model: model, theme: terminal.colorDepth == .none ? theme.withoutColor : theme)
-        if let problem { model.show(problem, isError: true) }
+    public init(app: TUIApp, backend: B) {
+        self.app = app
+        terminal = Terminal(backend: backend)
     }
 
     /// Runs until the person quits or a signal arrives; returns the exit code (128 + signal).
     public func run() async -> Int32 {
         app.start()
-        terminal.start(onEvent: { [weak self] event in self?.handle(event) }, onSignal: { [weak self] signal in self?.quit(code: 128 + signal) })
+        terminal.backend.start(onEvent: { [weak self] event in self?.handle(event) }, onSignal: { [weak self] signal in self?.quit(code: 128 + signal) })
         let timer = DispatchSource.makeTimerSource(queue: .main)
         timer.schedule(deadline: .now() + .milliseconds(150), repeating: .milliseconds(150))
         timer.setEventHandler { [weak self] in
@@ -49,6 +47,7 @@ public final class TUIRunner {
     }
 
     func handle(_ event: KeyEvent) {
+        if case .resize = event { terminal.invalidate() }
         app.handle(event)
         if app.wantsQuit { quit(code: 0) } else { redraw() }
     }
@@ -60,7 +59,7 @@ public final class TUIRunner {
         framesDrawn += 1
         let drawn = framesDrawn
         let frame = withObservationTracking {
-            app.render(width: terminal.width, height: terminal.height)
+            app.render(width: terminal.size.width, height: terminal.size.height)
         } onChange: { [weak self] in
             DispatchQueue.main.async { MainActor.assumeIsolated { self?.scheduleRedraw(after: drawn) } }
         }
@@ -88,10 +87,20 @@ public final class TUIRunner {
             // Hand what the screens recorded to the server while it is there (bounded; what is
             // not delivered stays in the outbox for the next start).
             await app.model.deliverOutbox(before: deadline + .seconds(1))
-            terminal.stop()
+            terminal.backend.stop()
             app.model.shutdown()
             finished?.resume(returning: exitCode)
             finished = nil
         }
+    }
+}
+
+extension TUIRunner where B == NCursesBackend {
+    /// Takes over the real terminal (NO_COLOR or a colourless terminal → no colours).
+    public convenience init(model: AppModel, theme: Theme, problem: String? = nil) {
+        let noColor = ProcessInfo.processInfo.environment["NO_COLOR"].map { !$0.isEmpty } ?? false
+        let backend = NCursesBackend(forceColorDepth: noColor ? NCursesBackend.ColorDepth.none : nil)
+        self.init(app: TUIApp(model: model, theme: backend.colorDepth == .none ? theme.withoutColor : theme), backend: backend)
+        if let problem { model.show(problem, isError: true) }
     }
 }

@@ -1,24 +1,81 @@
-/// A terminal in memory: keeps the last frame it was given, for tests and snapshots.
-public struct TestBackend: Sendable {
+/// A terminal in memory, for tests and snapshots: it applies the runs it is sent to its own
+/// buffer (so a wrong diff shows as a wrong screen), counts what each flush cost, and delivers a
+/// script of keys to whoever started it.
+@MainActor
+public final class TestBackend: Backend, EventSource {
     public private(set) var buffer: Buffer
-    /// How many cells the last frame changed.
+    public private(set) var cursor: (x: Int, y: Int)?
+    /// Cells written since the last flush, and by the last flushed frame.
     public private(set) var lastChangedCells = 0
+    /// Frames flushed so far.
+    public private(set) var flushes = 0
+    private var pendingCells = 0
+    private var onEvent: (@MainActor (KeyEvent) -> Void)?
+    private var onSignal: (@MainActor (Int32) -> Void)?
 
     public init(width: Int, height: Int) { buffer = Buffer(width: width, height: height) }
 
-    public mutating func draw(_ frame: Buffer) {
-        lastChangedCells = BufferDiff.runs(from: buffer, to: frame).reduce(0) { $0 + $1.cells.count }
-        buffer = frame
+    public var size: (width: Int, height: Int) { (buffer.width, buffer.height) }
+
+    public func clear() { buffer = Buffer(width: buffer.width, height: buffer.height) }
+
+    public func draw(_ runs: [BufferDiff.Run]) {
+        for run in runs {
+            for (offset, cell) in run.cells.enumerated() where run.x + offset < buffer.width && run.y < buffer.height {
+                buffer[run.x + offset, run.y] = cell
+            }
+            pendingCells += run.cells.count
+        }
     }
 
-    /// The frame as text, one line per row.
+    public func setCursor(_ position: (x: Int, y: Int)?) { cursor = position }
+
+    public func flush() {
+        lastChangedCells = pendingCells
+        pendingCells = 0
+        flushes += 1
+    }
+
+    // MARK: Input
+
+    public func start(onEvent: @escaping @MainActor (KeyEvent) -> Void, onSignal: @escaping @MainActor (Int32) -> Void) {
+        self.onEvent = onEvent
+        self.onSignal = onSignal
+    }
+
+    public func stop() {
+        onEvent = nil
+        onSignal = nil
+    }
+
+    /// Whether something started reading this backend's input (and has not stopped).
+    public var isStarted: Bool { onEvent != nil }
+
+    /// The person presses keys (or clicks).
+    public func send(_ events: KeyEvent...) { for event in events { onEvent?(event) } }
+
+    /// The person types text.
+    public func type(_ text: String) { for character in text { onEvent?(.character(character)) } }
+
+    /// The window changes size: the buffer is resized (blank) and a resize event follows.
+    public func resize(width: Int, height: Int) {
+        buffer = Buffer(width: width, height: height)
+        onEvent?(.resize(width: width, height: height))
+    }
+
+    /// A signal arrives (SIGTERM: 15).
+    public func signal(_ number: Int32) { onSignal?(number) }
+
+    // MARK: Reading the screen
+
+    /// The screen as text, one line per row.
     public var text: String { buffer.lines.joined(separator: "\n") }
 
-    /// The frame's styles as a map: one letter per cell (a key for each distinct style used),
+    /// The screen's styles as a map: one letter per cell (a key for each distinct style used),
     /// then the legend. Spaces in the default style are ".", so layout shows too.
     public var styleSnapshot: String { Self.styleSnapshot(buffer) }
 
-    public static func styleSnapshot(_ buffer: Buffer) -> String {
+    public nonisolated static func styleSnapshot(_ buffer: Buffer) -> String {
         var keys: [Style: Character] = [.plain: "."]
         let letters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
         var rows: [String] = []
@@ -35,7 +92,7 @@ public struct TestBackend: Sendable {
         return (rows + ["", "styles:"] + legend).joined(separator: "\n")
     }
 
-    static func describe(_ style: Style) -> String {
+    nonisolated static func describe(_ style: Style) -> String {
         func color(_ c: Color) -> String {
             switch c {
             case .default: "default"

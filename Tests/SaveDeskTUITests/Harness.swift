@@ -19,7 +19,8 @@ struct Harness {
     let app: TUIApp
 
     /// `timeout`: how long the console waits for an answer (short where the server is meant to go).
-    static func start(theme: Theme = .builtInDefault, timeout: Duration = .seconds(10)) async throws -> Harness {
+    /// `startApp` false leaves starting the console to whoever runs it (a `TUIRunner`).
+    static func start(theme: Theme = .builtInDefault, timeout: Duration = .seconds(10), startApp: Bool = true) async throws -> Harness {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-tui-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = try ConfigReader.load(file: try #require(DemoSeed.demoConfigPath))
@@ -31,8 +32,10 @@ struct Harness {
         let model = try AppModel(serverURL: URL(string: running.baseURL)!, key: operatorKey,
                                  dataDirectory: directory.appendingPathComponent("console"), timeout: timeout)
         let app = TUIApp(model: model, theme: theme)
-        app.start()
-        await app.settle()
+        if startApp {
+            app.start()
+            await app.settle()
+        }
         return Harness(running: running, directory: directory, app: app)
     }
 

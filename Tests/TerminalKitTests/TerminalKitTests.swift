@@ -99,12 +99,14 @@ struct TerminalKitTests {
         #expect(plain[.selection] == Style(attributes: [.reverse]) && plain[.accent] == Style(attributes: [.bold]))
     }
 
-    @Test func styleSnapshotsShowLayout() {
-        var backend = TestBackend(width: 6, height: 2)
-        var buffer = Buffer(width: 6, height: 2)
-        buffer.put("ok", x: 1, y: 0, style: Style(foreground: .green, attributes: [.bold]))
-        backend.draw(buffer)
-        #expect(backend.lastChangedCells == 2)
+    @MainActor @Test func styleSnapshotsShowLayout() {
+        let terminal = Terminal(backend: TestBackend(width: 6, height: 2))
+        terminal.draw(Frame(width: 6, height: 2))
+        var frame = Frame(width: 6, height: 2)
+        frame.buffer.put("ok", x: 1, y: 0, style: Style(foreground: .green, attributes: [.bold]))
+        terminal.draw(frame)
+        let backend = terminal.backend
+        #expect(backend.lastChangedCells == 2 && terminal.lastDrawnCells == 2)
         #expect(backend.styleSnapshot == ".aa...\n......\n\nstyles:\n. = fg default bg default\na = fg 2 bg default bold")
     }
 }

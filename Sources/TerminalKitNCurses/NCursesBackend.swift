@@ -3,12 +3,13 @@ import Dispatch
 import Foundation
 import TerminalKit
 
-/// The terminal through ncursesw: draws only the cells that changed since the last frame, reads
-/// keys and clicks without blocking the main actor (a dispatch source on stdin), follows resizes
-/// (SIGWINCH), and always gives the terminal back: on `stop()`, SIGINT/SIGTERM/SIGHUP (through
-/// `onSignal`) and crashes. All curses calls happen on the main thread.
+/// The terminal through ncursesw, as a `Backend` (draws the runs of cells a `Terminal` sends,
+/// one curses call per stretch of same-styled cells) and an `EventSource` (reads keys and clicks
+/// without blocking the main actor, a dispatch source on stdin; follows resizes, SIGWINCH). It
+/// always gives the terminal back: on `stop()`, SIGINT/SIGTERM/SIGHUP (through `onSignal`) and
+/// crashes. All curses calls happen on the main thread.
 @MainActor
-public final class NCursesTerminal {
+public final class NCursesBackend: Backend, EventSource {
     /// How many colours the terminal can show.
     public enum ColorDepth: Hashable, Sendable {
         case none, basic8, full256
@@ -17,10 +18,6 @@ public final class NCursesTerminal {
     public private(set) var width = 0
     public private(set) var height = 0
     public let colorDepth: ColorDepth
-    /// Cells sent to curses by the last `draw` (what a frame cost).
-    public private(set) var lastDrawnCells = 0
-
-    private var previous: Buffer?
     private var pairs: [Pair: Int32] = [:]
     private let maxPairs: Int32
     private var sources: [any DispatchSourceProtocol] = []
@@ -84,23 +81,20 @@ public final class NCursesTerminal {
         savedesk_stop()
     }
 
-    /// Rereads the size from the kernel; the next frame is drawn whole.
+    public var size: (width: Int, height: Int) { (width, height) }
+
+    /// Rereads the size from the kernel (the terminal then draws the next frame whole).
     public func resize() -> (width: Int, height: Int) {
         var rows: Int32 = 0, cols: Int32 = 0
         savedesk_resize(&rows, &cols)
         width = Int(cols)
         height = Int(rows)
-        previous = nil
         return (width, height)
     }
 
-    /// Draws a frame: only the runs of cells that changed, then the cursor, then one flush.
-    public func draw(_ frame: Frame) {
-        let runs = BufferDiff.runs(from: previous, to: frame.buffer)
-        if previous == nil || previous?.width != frame.buffer.width || previous?.height != frame.buffer.height {
-            savedesk_invalidate()
-        }
-        var cells = 0
+    public func clear() { savedesk_invalidate() }
+
+    public func draw(_ runs: [BufferDiff.Run]) {
         for run in runs {
             var x = run.x
             var index = 0
@@ -118,19 +112,20 @@ public final class NCursesTerminal {
                     savedesk_draw(Int32(run.y), Int32(x), pointer, Int32(strlen(pointer)), flags, pair)
                 }
                 x += end - index
-                cells += end - index
                 index = end
             }
         }
-        if let cursor = frame.cursor {
-            savedesk_cursor(1, Int32(cursor.y), Int32(cursor.x))
+    }
+
+    public func setCursor(_ position: (x: Int, y: Int)?) {
+        if let position {
+            savedesk_cursor(1, Int32(position.y), Int32(position.x))
         } else {
             savedesk_cursor(0, 0, 0)
         }
-        savedesk_flush()
-        lastDrawnCells = cells
-        previous = frame.buffer
     }
+
+    public func flush() { savedesk_flush() }
 
     /// Everything waiting on stdin, as events.
     private func readAvailable() -> [KeyEvent] {
@@ -164,7 +159,6 @@ public final class NCursesTerminal {
                 savedesk_screen_size(&rows, &cols)
                 width = Int(cols)
                 height = Int(rows)
-                previous = nil
                 events.append(.resize(width: width, height: height))
             case Int(SAVEDESK_KEY_MOUSE):
                 var y: Int32 = 0, x: Int32 = 0
@@ -219,7 +213,7 @@ public final class NCursesTerminal {
     }
 }
 
-extension NCursesTerminal.ColorDepth: Comparable {
+extension NCursesBackend.ColorDepth: Comparable {
     public static func < (lhs: Self, rhs: Self) -> Bool {
         let order: [Self] = [.none, .basic8, .full256]
         return order.firstIndex(of: lhs)! < order.firstIndex(of: rhs)!
