@@ -30,8 +30,8 @@ enum Chrome {
         )
     }
 
-    static func help(_ keys: [KeyHelp], in rect: Rect, theme: Theme, into frame: inout Frame) {
-        let all = keys + [KeyHelp("", "")] + TUIApp.sharedKeys
+    static func help(_ keys: [KeyHelp], shared: [KeyHelp], in rect: Rect, theme: Theme, into frame: inout Frame) {
+        let all = keys + [KeyHelp("", "")] + shared
         let inside = Modal.draw(width: min(rect.width, 72), height: min(rect.height, all.count + 3), title: "Keys", theme: theme, into: &frame)
         for (row, help) in all.prefix(inside.height - 1).enumerated() {
             frame.buffer.put(help.keys, x: inside.x + 1, y: inside.y + row, style: theme[.accent])

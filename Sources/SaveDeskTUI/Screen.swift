@@ -3,43 +3,51 @@ import SaveDeskViewModels
 import TerminalKit
 
 /// One screen of the console. `render` is a pure function of the screen's view model and its own
-/// small UI state (focus, the text being typed); keys and clicks become view-model calls.
+/// small UI state (focus, the text being typed): it changes nothing. Keys and clicks become the
+/// screen's actions (its `keyMap`, `action(forClick:)`); `perform` applies one to that UI state
+/// and the view model, and returns what the app should do.
 @MainActor
 protocol Screen: AnyObject {
+    associatedtype Action
     var title: String { get }
-    /// The keys of this screen, for the help overlay (`?`).
-    var keys: [KeyHelp] { get }
+    /// The keys that apply now: the key handling and the help overlay (`?`) both read it.
+    var keyMap: KeyMap<Action> { get }
     /// Leaving now would end something half-done (quitting asks first).
     var isMidFlow: Bool { get }
     /// A text field has the keys: printable keys (q, ?, /) type into it.
     var isTyping: Bool { get }
     func render(into frame: inout Frame, area: Rect, context: RenderContext)
-    /// Returns false when the key is not this screen's (the app's keys apply then).
-    func handle(_ key: KeyEvent, app: TUIApp) -> Bool
-    /// A click on a region the screen named while rendering.
-    func click(_ id: String, app: TUIApp)
+    func perform(_ action: Action, context: ScreenContext) -> Intent
+    /// The action of a region the screen named while rendering.
+    func action(forClick id: String) -> Action?
     /// The screen is shown for the first time (load what it needs).
-    func appear(app: TUIApp)
+    func appear() -> Intent
+    /// The screen is shown again after the one above it closed (show what changed meanwhile).
+    func reappear() -> Intent
     /// The screen is being closed for good (back, or quit).
-    func leave(app: TUIApp)
+    func leave() -> Intent
+    /// `/` from anywhere: a new search (the home screen's).
+    func focusSearch() -> Intent
 }
 
 extension Screen {
     var isMidFlow: Bool { false }
     var isTyping: Bool { false }
-    func click(_ id: String, app: TUIApp) {}
-    func leave(app: TUIApp) {}
-}
+    func action(forClick id: String) -> Action? { nil }
+    func reappear() -> Intent { .none }
+    func leave() -> Intent { .none }
+    func focusSearch() -> Intent { .none }
 
-/// A key and what it does, as the help overlay lists it.
-struct KeyHelp: Hashable, Sendable {
-    var keys: String
-    var action: String
-
-    init(_ keys: String, _ action: String) {
-        self.keys = keys
-        self.action = action
+    /// The key's intent, or nil when the key is not this screen's (the app's keys apply then).
+    func handle(_ key: KeyEvent, context: ScreenContext) -> Intent? {
+        keyMap.action(for: key).map { perform($0, context: context) }
     }
+
+    func click(_ id: String, context: ScreenContext) -> Intent {
+        action(forClick: id).map { perform($0, context: context) } ?? .none
+    }
+
+    var help: [KeyHelp] { keyMap.help }
 }
 
 /// What every screen renders with.
@@ -56,4 +64,9 @@ struct RenderContext {
 /// The frame of a "working…" indicator, from a counter the app advances while work runs.
 enum Spinner {
     static func text(_ tick: Int) -> String { ["\u{25D0}", "\u{25D3}", "\u{25D1}", "\u{25D2}"][tick % 4] }
+}
+
+/// Where a click on a region named "prefix.N" points.
+func index(of id: String, prefix: String) -> Int? {
+    id.hasPrefix(prefix) ? Int(id.dropFirst(prefix.count)) : nil
 }

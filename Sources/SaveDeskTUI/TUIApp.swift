@@ -30,7 +30,7 @@ public final class TUIApp {
 
     /// Loads the home screen and checks the server.
     public func start() {
-        screen(for: model.currentRoute).appear(app: self)
+        act(screen(for: model.currentRoute).appear())
         perform { await self.model.start() }
     }
 
@@ -54,6 +54,22 @@ public final class TUIApp {
 
     /// Advances spinners (the runner calls this on a timer while work runs).
     public func advanceTick() { tick += 1 }
+
+    /// Does what a screen asked.
+    func act(_ intent: Intent) {
+        switch intent {
+        case .none: break
+        case .perform(let work): perform { self.act(await work()) }
+        case .open(let route): open(route)
+        case .back: back()
+        case .show(let message, let isError): model.show(message, isError: isError)
+        case .checkConnection: perform { await self.model.checkConnection() }
+        case .all(let intents): for intent in intents { act(intent) }
+        }
+    }
+
+    /// What screens may read of the app when they act.
+    var screenContext: ScreenContext { ScreenContext(serverNow: model.serverNow, operatorName: model.operatorName) }
 
     // MARK: Navigation
 
@@ -93,21 +109,21 @@ public final class TUIApp {
         let isNew = screens[route] == nil
         model.push(route)
         let screen = screen(for: route)
-        if isNew { screen.appear(app: self) }
+        if isNew { act(screen.appear()) }
     }
 
-    /// Back one screen; the screen left is closed (a cancel flow left mid-way is recorded as dismissed).
+    /// Back one screen; the screen left is closed (a cancel flow left mid-way is recorded as
+    /// dismissed), and the screen below shows what changed meanwhile.
     func back() {
         let route = model.currentRoute
         guard model.pop() != nil else { return }
-        screens.removeValue(forKey: route)?.leave(app: self)
-        // The screen below shows what changed meanwhile.
-        (screens[model.currentRoute] as? CustomerScreen)?.refresh(app: self)
+        if let left = screens.removeValue(forKey: route) { act(left.leave()) }
+        if let below = screens[model.currentRoute] { act(below.reappear()) }
     }
 
     func goHome(focusSearch: Bool) {
         while model.stack.count > 1 { back() }
-        if focusSearch { (currentScreen as? HomeScreen)?.focusSearch(app: self) }
+        if focusSearch { act(currentScreen.focusSearch()) }
     }
 
     // MARK: Input
@@ -131,29 +147,30 @@ public final class TUIApp {
             return
         }
         let screen = currentScreen
-        if screen.isTyping, screen.handle(key, app: self) { return }
-        switch key {
-        case .character("?"): showingHelp = true; return
-        case .character("q"): requestQuit(); return
-        case .control("c"): requestQuit(); return
-        default: break
-        }
-        if screen.handle(key, app: self) { return }
-        switch key {
-        case .escape, .backspace: back()
-        case .character("/"): goHome(focusSearch: true)
-        case .character("r"): retryFromToast()
-        case .character("x"): if let toast = model.toasts.last { model.dismissToast(toast.id) }
-        case .character("a"): open(.analytics)
-        case .character("d"): if model.isTestMode { open(.demoDevice) }
-        default: break
+        let context = screenContext
+        if screen.isTyping, let intent = screen.handle(key, context: context) { return act(intent) }
+        if let action = AppKeys.first.action(for: key) { return apply(action) }
+        if let intent = screen.handle(key, context: context) { return act(intent) }
+        if let action = AppKeys.then(isTestMode: model.isTestMode).action(for: key) { apply(action) }
+    }
+
+    private func apply(_ action: AppKeys.Action) {
+        switch action {
+        case .help: showingHelp = true
+        case .quit: requestQuit()
+        case .back: back()
+        case .search: goHome(focusSearch: true)
+        case .retry: retryFromToast()
+        case .dismissToast: if let toast = model.toasts.last { model.dismissToast(toast.id) }
+        case .analytics: open(.analytics)
+        case .demoDevice: open(.demoDevice)
         }
     }
 
     func click(_ id: String) {
         switch id {
         case "toast.retry": retryFromToast()
-        default: currentScreen.click(id, app: self)
+        default: act(currentScreen.click(id, context: screenContext))
         }
     }
 
@@ -177,7 +194,9 @@ public final class TUIApp {
     /// the runner to stop.
     public func quitNow() {
         confirmingQuit = false
-        for route in model.stack.reversed() { screens[route]?.leave(app: self) }
+        for route in model.stack.reversed() {
+            if let screen = screens[route] { act(screen.leave()) }
+        }
         wantsQuit = true
     }
 
@@ -202,17 +221,12 @@ public final class TUIApp {
                                  in: body, theme: theme, into: &frame)
             if toast.canRetry { frame.hit(box, "toast.retry") }
         }
-        if showingHelp { Chrome.help(screen.keys, in: body, theme: theme, into: &frame) }
+        if showingHelp { Chrome.help(screen.help, shared: sharedHelp, in: body, theme: theme, into: &frame) }
         if confirmingQuit { Chrome.confirmQuit(theme: theme, into: &frame) }
         lastFrame = frame
         return frame
     }
 
     /// The keys every screen shares, for the help overlay.
-    static let sharedKeys = [
-        KeyHelp("\u{2191}\u{2193} j k", "move"), KeyHelp("Enter", "choose"), KeyHelp("Esc Backspace", "back"),
-        KeyHelp("Tab", "next field or button"), KeyHelp("1–9", "pick an option"), KeyHelp("/", "search customers"),
-        KeyHelp("a", "analytics"), KeyHelp("d", "demo device (test mode)"), KeyHelp("r", "retry"),
-        KeyHelp("?", "this help"), KeyHelp("q", "quit"),
-    ]
+    var sharedHelp: [KeyHelp] { AppKeys.first.help + AppKeys.then(isTestMode: model.isTestMode).help }
 }

@@ -96,6 +96,19 @@ struct LayerImportTests {
         }
     }
 
+    /// Screens return intents; only the app acts on them. No screen names the app, and the app
+    /// never asks which screen it holds.
+    @Test func screensReturnIntentsAndTheAppNeverDowncasts() throws {
+        let screens = Self.swiftFiles(in: "SaveDeskTUI").filter { $0.path.contains("/Screens/") }
+        #expect(screens.count >= 7)
+        for file in screens {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            #expect(!text.contains("TUIApp"), "\(file.lastPathComponent) calls the app: return an Intent")
+        }
+        let app = try String(contentsOf: Self.root.appendingPathComponent("Sources/SaveDeskTUI/TUIApp.swift"), encoding: .utf8)
+        #expect(try Regex(#"\bas[?!]\s"#).firstMatch(in: app) == nil, "TUIApp downcasts a screen")
+    }
+
     @Test func theClientScannerSeesAPropertyChain() throws {
         for line in ["let url = app.model.client.serverURL", "await session.calls.products()", "let q: StoreKitSyncQueue"] {
             #expect(try Self.clientNames.firstMatch(in: line) != nil, "\(line)")

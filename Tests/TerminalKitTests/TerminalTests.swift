@@ -45,3 +45,31 @@ struct TerminalTests {
         #expect(terminal.backend.cursor == nil)
     }
 }
+
+/// One key map drives both the handling and the help.
+@Suite("Key maps")
+struct KeyMapTests {
+    enum Action: Equatable { case move(Int), pick(Int), open, quit }
+
+    let map = KeyMap<Action>([
+        .upDown("move", up: .move(-1), down: .move(1)),
+        .digits(count: 3, "pick", { .pick($0) }),
+        .on(.enter, .right, keys: "Enter", "open", .open),
+        .on(.character("Q"), keys: "", "", .quit),
+    ])
+
+    @Test func keysFindTheirActions() {
+        #expect(map.action(for: .up) == .move(-1) && map.action(for: .character("j")) == .move(1))
+        #expect(map.action(for: .character("2")) == .pick(1))
+        #expect(map.action(for: .character("4")) == nil, "only the choices on screen")
+        #expect(map.action(for: .right) == .open && map.action(for: .character("Q")) == .quit)
+        #expect(map.action(for: .character("z")) == nil)
+    }
+
+    @Test func theHelpListsWhatTheMapDoes() {
+        #expect(map.help == [KeyHelp("\u{2191}\u{2193} j k", "move"), KeyHelp("1\u{2013}9", "pick"), KeyHelp("Enter", "open")])
+        var more = map
+        more.append(.on(.tab, keys: "Tab", "next", .open))
+        #expect((more + KeyMap([.on(.escape, keys: "Esc", "quit", .quit)])).help.map(\.keys) == ["\u{2191}\u{2193} j k", "1\u{2013}9", "Enter", "Tab", "Esc"])
+    }
+}

@@ -14,44 +14,48 @@ final class AnalyticsScreen: Screen {
     init(report: FunnelReport) { self.report = report }
 
     var title: String { "Analytics" }
-    var keys: [KeyHelp] {
-        [KeyHelp("Tab \u{2190}\u{2192}", "cancel flow / switch and save"), KeyHelp("f", "date range"), KeyHelp("o", "only my flows / everyone's"),
-         KeyHelp("g", "reload")]
+    enum Action { case show(FunnelReport.View), toggleView, nextRange, toggleOnlyMe, reload }
+
+    var keyMap: KeyMap<Action> {
+        KeyMap([
+            .on(.tab, .backTab, .left, .right, keys: "Tab \u{2190}\u{2192}", "cancel flow / switch and save", .toggleView),
+            .on(.character("1"), keys: "1", "cancel flow", .show(.cancelFlow)),
+            .on(.character("2"), keys: "2", "switch and save", .show(.switchAndSave)),
+            .on(.character("f"), keys: "f", "date range", .nextRange),
+            .on(.character("o"), keys: "o", "only my flows / everyone's", .toggleOnlyMe),
+            .on(.character("g"), keys: "g", "reload", .reload),
+        ])
     }
 
-    func appear(app: TUIApp) { app.perform { await self.report.load() } }
+    func appear() -> Intent { .run { await self.report.load() } }
 
-    func handle(_ key: KeyEvent, app: TUIApp) -> Bool {
-        switch key {
-        case .tab, .backTab, .left, .right, .character("1"), .character("2"):
-            let next: FunnelReport.View = key == .character("1") ? .cancelFlow : key == .character("2") ? .switchAndSave
-                : (report.view == .cancelFlow ? .switchAndSave : .cancelFlow)
-            app.perform { await self.report.show(next) }
-        case .character("f"):
-            range = (range + 1) % Self.ranges.count
-            apply(app)
-        case .character("o"):
-            onlyMe.toggle()
-            apply(app)
-        case .character("g"): app.perform { await self.report.load() }
-        default: return false
-        }
-        return true
-    }
-
-    func click(_ id: String, app: TUIApp) {
+    func action(forClick id: String) -> Action? {
         switch id {
-        case "tab.cancelFlow": app.perform { await self.report.show(.cancelFlow) }
-        case "tab.switchAndSave": app.perform { await self.report.show(.switchAndSave) }
-        default: break
+        case "tab.cancelFlow": .show(.cancelFlow)
+        case "tab.switchAndSave": .show(.switchAndSave)
+        default: nil
         }
     }
 
-    private func apply(_ app: TUIApp) {
+    func perform(_ action: Action, context: ScreenContext) -> Intent {
+        switch action {
+        case .show(let view): return .run { await self.report.show(view) }
+        case .toggleView: return perform(.show(report.view == .cancelFlow ? .switchAndSave : .cancelFlow), context: context)
+        case .nextRange:
+            range = (range + 1) % Self.ranges.count
+            return apply(context)
+        case .toggleOnlyMe:
+            onlyMe.toggle()
+            return apply(context)
+        case .reload: return appear()
+        }
+    }
+
+    private func apply(_ context: ScreenContext) -> Intent {
         let days = Self.ranges[range].days
-        let me = onlyMe ? app.model.operatorName : nil
+        let me = onlyMe ? context.operatorName : nil
         let filters = days.map { FunnelReport.Filters.last($0, until: Date(), operatorName: me) } ?? FunnelReport.Filters(operatorName: me)
-        app.perform { await self.report.apply(filters) }
+        return .run { await self.report.apply(filters) }
     }
 
     func render(into frame: inout Frame, area: Rect, context: RenderContext) {

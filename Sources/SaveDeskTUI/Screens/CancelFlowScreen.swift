@@ -12,19 +12,49 @@ final class CancelFlowScreen: Screen {
     let session: CancelFlowSession
     /// The demo device plays the customer in test mode (pay the checkout, turn off Apple renewal).
     let device: DemoDevice?
-    /// The highlighted option of a choice page.
-    private var highlighted = 0
-    /// Focus on the buttons row (nil: on the options or the text field).
-    private var focusedButton: Int?
-    private var field = TextFieldState()
-    private var fieldPage: CancelFlowPage?
-    private var cancelNow = false
-    private var lastPage: CancelFlowPage?
+    /// Focus and typing on the page on screen. Kept with the page it belongs to: on another page
+    /// the screen reads a fresh one (`ui`), so rendering never has to change anything.
+    private var stored = PageUI(page: nil)
+
+    /// The screen's own state for one page of the flow.
+    struct PageUI {
+        var page: CancelFlowPage?
+        /// The highlighted option of a choice page.
+        var highlighted = 0
+        /// Focus on the buttons row (nil: on the options or the text field).
+        var focusedButton: Int?
+        var field = TextFieldState()
+        /// Cancel now rather than at period end (kept across pages).
+        var cancelNow = false
+    }
 
     init(session: CancelFlowSession, device: DemoDevice? = nil) {
         self.session = session
         self.device = device
     }
+
+    /// The UI state of the page on screen: on a new page, its first choice is focused (or the
+    /// answer given before, when coming back).
+    private var ui: PageUI {
+        let page = session.page
+        guard page != stored.page else { return stored }
+        var fresh = PageUI(page: page, cancelNow: stored.cancelNow)
+        switch page {
+        case .question?:
+            if case .option(let id)? = session.navigator?.selection, let index = question?.options.firstIndex(where: { $0.id == id }) {
+                fresh.highlighted = index
+            }
+            if isFreeText, case .freeText(let text)? = session.navigator?.selection { fresh.field.set(text) }
+        case .cancelConfirmation?: fresh.highlighted = fresh.cancelNow ? 1 : 0
+        default: break
+        }
+        return fresh
+    }
+
+    private var highlighted: Int { ui.highlighted }
+    private var focusedButton: Int? { ui.focusedButton }
+    private var field: TextFieldState { ui.field }
+    private var cancelNow: Bool { ui.cancelNow }
 
     var title: String { "Cancel flow \u{00B7} \(session.userId) \u{00B7} \(session.productId)" }
     var isMidFlow: Bool { session.isMidway }
@@ -40,34 +70,22 @@ final class CancelFlowScreen: Screen {
 
     private var isFreeText: Bool { question.map { $0.questionType != .singleSelect } ?? false }
 
-    var keys: [KeyHelp] {
-        var keys = [KeyHelp("\u{2191}\u{2193} 1–9", "choose"), KeyHelp("Enter", "continue / the focused button"), KeyHelp("Tab", "to the buttons"),
-                    KeyHelp("Esc", "back a step (leaves the flow from the first question)"), KeyHelp("y n", "accept / decline an offer"),
-                    KeyHelp("g", "check Apple's side again (after the flow)")]
-        if device != nil {
-            keys += [KeyHelp("p", "simulate the customer paying the checkout (test mode)"),
-                     KeyHelp("o", "simulate Apple auto-renew off (test mode)")]
-        }
-        return keys
-    }
-
-    func appear(app: TUIApp) { app.perform { await self.session.load() } }
+    func appear() -> Intent { .run { await self.session.load() } }
 
     /// Leaving before the end records the flow as dismissed (with the answers so far).
-    func leave(app: TUIApp) {
-        if session.submittedResponse == nil, session.navigator != nil {
-            app.perform { await self.session.abandon() }
-        }
+    func leave() -> Intent {
+        guard session.submittedResponse == nil, session.navigator != nil else { return .none }
+        return .run { await self.session.abandon() }
     }
 
     // MARK: Buttons of each page
 
-    private enum Action {
+    enum Command {
         case proceed, back, skipAndCancel, acceptOffer, declineOffer, pause, declinePause, confirm, retry, giveUp, done, reload
         case switchPaid, simulatePayment, checkApple, simulateAppleOff
     }
 
-    private var buttons: [(label: String, action: Action)] {
+    private var buttons: [(label: String, command: Command)] {
         switch session.phase {
         case .unavailable: return [("Retry", .reload)]
         case .failed: return [("Retry", .retry), ("Give up", .giveUp)]
@@ -107,144 +125,166 @@ final class CancelFlowScreen: Screen {
 
     // MARK: Keys
 
-    func handle(_ key: KeyEvent, app: TUIApp) -> Bool {
-        syncPageState()
-        if isTyping {
-            switch key {
-            case .enter: run(.proceed, app: app)
-            case .tab: focusedButton = 0
-            case .escape: run(.back, app: app)
-            case .up: focusedButton = nil
-            default:
-                guard field.handle(key) else { return false }
-                try? session.setFreeText(field.text)
-            }
-            return true
-        }
-        let buttons = self.buttons
-        switch key {
-        case .tab:
-            guard !buttons.isEmpty else { return false }
-            focusedButton = focusedButton.map { $0 + 1 < buttons.count ? $0 + 1 : (choiceCount > 0 || isFreeText ? nil : 0) } ?? 0
-        case .backTab:
-            focusedButton = focusedButton.map { $0 > 0 ? $0 - 1 : nil } ?? (buttons.isEmpty ? nil : buttons.count - 1)
-        case .left where focusedButton != nil: focusedButton = max(0, focusedButton! - 1)
-        case .right where focusedButton != nil: focusedButton = min(buttons.count - 1, focusedButton! + 1)
-        case .up, .character("k"):
-            if focusedButton != nil, choiceCount > 0 || isFreeText { focusedButton = nil } else { choose(highlighted - 1) }
-        case .down, .character("j"):
-            if focusedButton == nil, highlighted + 1 >= choiceCount || isFreeText { focusedButton = buttons.isEmpty ? nil : 0 } else { choose(highlighted + 1) }
-        case .character(" "): choose(highlighted)
-        case .enter:
-            if let index = focusedButton, buttons.indices.contains(index) { run(buttons[index].action, app: app) } else { run(buttons.first?.action, app: app) }
-        case .character("y") where session.page == .retention(.offer) && !session.isAwaitingSwitchPayment: run(.acceptOffer, app: app)
-        case .character("n") where session.page == .retention(.offer): run(.declineOffer, app: app)
-        case .character("p") where device != nil && session.isAwaitingSwitchPayment: run(.simulatePayment, app: app)
-        case .character("o") where device != nil && session.appleSide?.isWaiting == true: run(.simulateAppleOff, app: app)
-        case .character("g") where session.appleSide != nil: run(.checkApple, app: app)
-        case .character("n") where session.page == .retention(.pause): run(.declinePause, app: app)
-        case .escape, .backspace:
-            if case .finished = session.phase { return false }
-            if case .inFlow = session.phase, session.navigator?.canGoBack == true { run(.back, app: app) } else { return false }
-        case let key where key.digit != nil:
-            let index = key.digit! - 1
-            guard index >= 0, index < choiceCount else { return true }
-            choose(index)
-        default: return false
-        }
-        return true
+    enum Action {
+        /// A key for the text field.
+        case edit(KeyEvent)
+        case focusButtons, unfocusButtons
+        /// Tab / Shift-Tab through the buttons (and back to the choices).
+        case cycle(forward: Bool)
+        /// ← → along the buttons.
+        case moveAlongButtons(Int)
+        case up, down
+        case choose(Int)
+        /// Enter: the focused button, or the page's first.
+        case enter
+        case command(Command)
+        case focusField
+        case clickButton(Int)
     }
 
-    func click(_ id: String, app: TUIApp) {
-        syncPageState()
-        if id.hasPrefix("choice."), let index = Int(id.dropFirst(7)) {
-            focusedButton = nil
-            choose(index)
-        } else if id.hasPrefix("button."), let index = Int(id.dropFirst(7)), buttons.indices.contains(index) {
-            focusedButton = index
-            run(buttons[index].action, app: app)
-        } else if id == "field" {
-            focusedButton = nil
+    var keyMap: KeyMap<Action> {
+        if isTyping {
+            return KeyMap([
+                .on(.enter, keys: "Enter", "continue", .command(.proceed)),
+                .on(.tab, keys: "Tab", "to the buttons", .focusButtons),
+                .on(.escape, keys: "Esc", "back a step", .command(.back)),
+                .on(.up, keys: "", "", .unfocusButtons),
+                .matching("type", "the customer's words") { TextFieldState.isEdit($0) ? .edit($0) : nil },
+            ])
         }
+        let page = session.page
+        var map = KeyMap<Action>()
+        if choiceCount > 0 {
+            map.append(.upDown("choose", up: .up, down: .down))
+            map.append(.digits(count: choiceCount, "choose that one", { .choose($0) }))
+            map.append(.on(.character(" "), keys: "Space", "choose the highlighted one", .choose(highlighted)))
+            // Digits past the choices do nothing (they are not the app's either).
+            map.append(.matching("", "") { $0.digit != nil ? .choose(-1) : nil })
+        } else if !buttons.isEmpty {
+            map.append(.upDown("to the buttons", up: .up, down: .down))
+        }
+        if !buttons.isEmpty {
+            map.append(.on(.enter, keys: "Enter", "continue / the focused button", .enter))
+            map.append(.on(.tab, keys: "Tab", "through the buttons", .cycle(forward: true)))
+            map.append(.on(.backTab, keys: "", "", .cycle(forward: false)))
+            if focusedButton != nil { map.append(.matching("\u{2190}\u{2192}", "along the buttons") { $0 == .left ? .moveAlongButtons(-1) : $0 == .right ? .moveAlongButtons(1) : nil }) }
+        }
+        if page == .retention(.offer) {
+            if !session.isAwaitingSwitchPayment { map.append(.on(.character("y"), keys: "y", "accept the offer", .command(.acceptOffer))) }
+            map.append(.on(.character("n"), keys: "n", "decline the offer", .command(.declineOffer)))
+        }
+        if device != nil, session.isAwaitingSwitchPayment {
+            map.append(.on(.character("p"), keys: "p", "simulate the customer paying the checkout (test mode)", .command(.simulatePayment)))
+        }
+        if device != nil, session.appleSide?.isWaiting == true {
+            map.append(.on(.character("o"), keys: "o", "simulate Apple auto-renew off (test mode)", .command(.simulateAppleOff)))
+        }
+        if session.appleSide != nil { map.append(.on(.character("g"), keys: "g", "check Apple's side again", .command(.checkApple))) }
+        if page == .retention(.pause) { map.append(.on(.character("n"), keys: "n", "no pause", .command(.declinePause))) }
+        if case .inFlow = session.phase, session.navigator?.canGoBack == true {
+            map.append(.on(.escape, .backspace, keys: "Esc", "back a step", .command(.back)))
+        }
+        return map
+    }
+
+    func action(forClick id: String) -> Action? {
+        if let index = index(of: id, prefix: "choice.") { return .choose(index) }
+        if let index = index(of: id, prefix: "button.") { return .clickButton(index) }
+        return id == "field" ? .focusField : nil
+    }
+
+    func perform(_ action: Action, context: ScreenContext) -> Intent {
+        stored = ui
+        let buttons = self.buttons
+        switch action {
+        case .edit(let key):
+            guard stored.field.handle(key) else { return .none }
+            try? session.setFreeText(stored.field.text)
+        case .focusButtons: stored.focusedButton = 0
+        case .unfocusButtons, .focusField: stored.focusedButton = nil
+        case .cycle(forward: true):
+            stored.focusedButton = stored.focusedButton.map { $0 + 1 < buttons.count ? $0 + 1 : (choiceCount > 0 || isFreeText ? nil : 0) } ?? 0
+        case .cycle(forward: false):
+            stored.focusedButton = stored.focusedButton.map { $0 > 0 ? $0 - 1 : nil } ?? (buttons.isEmpty ? nil : buttons.count - 1)
+        case .moveAlongButtons(let step):
+            stored.focusedButton = stored.focusedButton.map { min(buttons.count - 1, max(0, $0 + step)) }
+        case .up:
+            if stored.focusedButton != nil, choiceCount > 0 || isFreeText { stored.focusedButton = nil } else { choose(stored.highlighted - 1) }
+        case .down:
+            if stored.focusedButton == nil, stored.highlighted + 1 >= choiceCount || isFreeText {
+                stored.focusedButton = buttons.isEmpty ? nil : 0
+            } else {
+                choose(stored.highlighted + 1)
+            }
+        case .choose(let index):
+            guard index >= 0 else { return .none }
+            stored.focusedButton = nil
+            choose(index)
+        case .enter:
+            if let index = stored.focusedButton, buttons.indices.contains(index) { return run(buttons[index].command, context: context) }
+            return buttons.first.map { run($0.command, context: context) } ?? .none
+        case .command(let command): return run(command, context: context)
+        case .clickButton(let index):
+            guard buttons.indices.contains(index) else { return .none }
+            stored.focusedButton = index
+            return run(buttons[index].command, context: context)
+        }
+        return .none
     }
 
     /// Highlights a choice and selects it (radio behaviour).
     private func choose(_ index: Int) {
         guard choiceCount > 0 else { return }
-        highlighted = min(max(0, index), choiceCount - 1)
-        if case .question? = session.page, let option = question?.options[highlighted] { try? session.select(optionId: option.id) }
-        if session.page == .cancelConfirmation { cancelNow = highlighted == 1 }
+        stored.highlighted = min(max(0, index), choiceCount - 1)
+        if case .question? = session.page, let option = question?.options[stored.highlighted] { try? session.select(optionId: option.id) }
+        if session.page == .cancelConfirmation { stored.cancelNow = stored.highlighted == 1 }
     }
 
-    private func run(_ action: Action?, app: TUIApp) {
-        guard let action else { return }
+    private func run(_ command: Command, context: ScreenContext) -> Intent {
+        let session = self.session
         do {
-            switch action {
+            switch command {
             case .proceed: try session.proceed()
-            case .back:
-                if !session.back() { app.back() }
-            case .skipAndCancel: app.perform { try? await self.session.skipAndCancel() }
-            case .acceptOffer: app.perform { try? await self.session.acceptOffer() }
+            case .back: if !session.back() { return .back }
+            case .skipAndCancel: return .run { try? await session.skipAndCancel() }
+            case .acceptOffer: return .run { try? await session.acceptOffer() }
             case .declineOffer: try session.declineOffer()
             case .pause:
-                guard let option = session.config?.pause?.orderedOptions[safe: highlighted] else { return }
-                let now = app.model.serverNow
-                app.perform { try? await self.session.choosePause(optionId: option.id, now: now) }
+                guard let option = session.config?.pause?.orderedOptions[safe: ui.highlighted] else { return .none }
+                let now = context.serverNow
+                return .run { try? await session.choosePause(optionId: option.id, now: now) }
             case .declinePause: try session.declinePause()
             case .confirm:
-                let now = cancelNow
-                app.perform { try? await self.session.confirmCancel(immediately: now) }
-            case .retry: app.perform { await self.session.retry() }
-            case .giveUp: app.perform { await self.session.giveUp() }
-            case .done: app.back()
-            case .reload: app.perform { await self.session.load() }
-            case .switchPaid: app.perform { await self.session.confirmSwitchPayment() }
+                let now = ui.cancelNow
+                return .run { try? await session.confirmCancel(immediately: now) }
+            case .retry: return .run { await session.retry() }
+            case .giveUp: return .run { await session.giveUp() }
+            case .done: return .back
+            case .reload: return .run { await session.load() }
+            case .switchPaid: return .run { await session.confirmSwitchPayment() }
             case .simulatePayment:
-                guard let device, let checkout = session.switchAndSave?.checkout else { return }
-                app.perform {
+                guard let device, let checkout = session.switchAndSave?.checkout else { return .none }
+                return .run {
                     await device.completeCheckout(transactionId: checkout.transactionId, paid: true)
-                    await self.session.confirmSwitchPayment()
+                    await session.confirmSwitchPayment()
                 }
-            case .checkApple: app.perform { await self.session.checkApple() }
+            case .checkApple: return .run { await session.checkApple() }
             case .simulateAppleOff:
-                guard let device else { return }
-                let session = self.session
-                app.perform {
+                guard let device else { return .none }
+                return .run {
                     await device.appStoreEvent(.autoRenewOff, customerId: session.userId)
                     await session.checkApple()
                 }
             }
-            syncPageState()
+            return .none
         } catch {
-            app.model.show(error.description, isError: true)
-        }
-    }
-
-    /// On a new page: focus its first choice (or the answer given before, when coming back).
-    private func syncPageState() {
-        let page = session.page
-        guard page != lastPage else { return }
-        lastPage = page
-        focusedButton = nil
-        highlighted = 0
-        switch page {
-        case .question?:
-            if case .option(let id)? = session.navigator?.selection, let index = question?.options.firstIndex(where: { $0.id == id }) {
-                highlighted = index
-            }
-            if isFreeText {
-                if case .freeText(let text)? = session.navigator?.selection { field.set(text) } else { field.set("") }
-                fieldPage = page
-            }
-        case .cancelConfirmation?: highlighted = cancelNow ? 1 : 0
-        default: break
+            return .show(error.description, isError: true)
         }
     }
 
     // MARK: Rendering
 
     func render(into frame: inout Frame, area: Rect, context: RenderContext) {
-        syncPageState()
         let theme = context.theme
         var y = area.y
         switch session.phase {

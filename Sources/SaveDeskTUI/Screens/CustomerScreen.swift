@@ -11,64 +11,70 @@ final class CustomerScreen: Screen {
     init(overview: CustomerOverview) { self.overview = overview }
 
     var title: String { overview.profile.map { "\($0.name) (\(overview.customerId))" } ?? overview.customerId }
-    var keys: [KeyHelp] {
-        [KeyHelp("\u{2191}\u{2193}", "choose an action"), KeyHelp("Enter", "take it"), KeyHelp("c", "cancel flow"),
-         KeyHelp("s", "switch and save"), KeyHelp("t", "timeline"), KeyHelp("g", "reload")]
-    }
+    enum Action { case move(Int), take(Int), cancelFlow, switchAndSave, timeline, reload }
 
-    func appear(app: TUIApp) { refresh(app: app) }
-
-    func refresh(app: TUIApp) { app.perform { await self.overview.load() } }
-
-    func handle(_ key: KeyEvent, app: TUIApp) -> Bool {
+    var keyMap: KeyMap<Action> {
         let actions = overview.actions
-        switch key {
-        case .up, .character("k"): selected = max(0, selected - 1)
-        case .down, .character("j"): selected = min(max(0, actions.count - 1), selected + 1)
-        case .enter: if actions.indices.contains(selected) { take(actions[selected], app: app) }
-        case .character("c"): if let action = actions.first(where: { $0.kind == .cancelFlow }) { take(action, app: app) }
-        case .character("s"): app.open(.switchAndSave(customerId: overview.customerId))
-        case .character("t"): app.open(.timeline(customerId: overview.customerId))
-        case .character("g"): refresh(app: app)
-        case let key where key.digit != nil:
-            let index = key.digit! - 1
-            guard actions.indices.contains(index) else { return true }
-            selected = index
-            take(actions[index], app: app)
-        default: return false
-        }
-        return true
+        var map = KeyMap<Action>([
+            .upDown("choose an action", up: .move(-1), down: .move(1)),
+            .digits(count: actions.count, "take that action", { .take($0) }),
+        ])
+        if actions.indices.contains(selected) { map.append(.on(.enter, keys: "Enter", "take it", .take(selected))) }
+        if actions.contains(where: { $0.kind == .cancelFlow }) { map.append(.on(.character("c"), keys: "c", "cancel flow", .cancelFlow)) }
+        map.append(.on(.character("s"), keys: "s", "switch and save", .switchAndSave))
+        map.append(.on(.character("t"), keys: "t", "timeline", .timeline))
+        map.append(.on(.character("g"), keys: "g", "reload", .reload))
+        return map
     }
 
-    func click(_ id: String, app: TUIApp) {
-        if id.hasPrefix("action."), let index = Int(id.dropFirst(7)), overview.actions.indices.contains(index) {
-            selected = index
-            take(overview.actions[index], app: app)
-        }
-        if id == "retry" { refresh(app: app) }
+    func appear() -> Intent { .run { await self.overview.load() } }
+
+    /// Back from a flow: what it changed shows.
+    func reappear() -> Intent { appear() }
+
+    func action(forClick id: String) -> Action? {
+        if id == "retry" { return .reload }
+        return index(of: id, prefix: "action.").map { .take($0) }
     }
 
-    private func take(_ action: CustomerAction, app: TUIApp) {
-        guard action.isAvailable else {
-            app.model.show("\(action.kind.title): \(action.note ?? "not available")")
-            return
+    func perform(_ action: Action, context: ScreenContext) -> Intent {
+        let actions = overview.actions
+        switch action {
+        case .move(let step):
+            selected = min(max(0, actions.count - 1), max(0, selected + step))
+            return .none
+        case .take(let index):
+            guard actions.indices.contains(index) else { return .none }
+            selected = index
+            return take(actions[index])
+        case .cancelFlow:
+            guard let action = actions.first(where: { $0.kind == .cancelFlow }) else { return .none }
+            return take(action)
+        case .switchAndSave: return .open(.switchAndSave(customerId: overview.customerId))
+        case .timeline: return .open(.timeline(customerId: overview.customerId))
+        case .reload: return appear()
         }
+    }
+
+    private func take(_ action: CustomerAction) -> Intent {
+        guard action.isAvailable else { return .show("\(action.kind.title): \(action.note ?? "not available")", isError: false) }
         let id = overview.customerId
         switch action.kind {
-        case .cancelFlow:
-            if let product = action.productId { app.open(.cancelFlow(customerId: id, productId: product)) }
-        case .switchAndSave: app.open(.switchAndSave(customerId: id))
-        case .resume: run(app) { await $0.resume(productId: action.productId ?? "") }
-        case .reactivate: run(app) { await $0.reactivate(productId: action.productId ?? "") }
-        case .winBack: run(app) { await $0.winBack(productId: action.productId ?? "") }
-        case .upgrade: run(app) { await $0.upgrade(productId: action.productId ?? "") }
+        case .cancelFlow: return action.productId.map { .open(.cancelFlow(customerId: id, productId: $0)) } ?? .none
+        case .switchAndSave: return .open(.switchAndSave(customerId: id))
+        case .resume: return run { await $0.resume(productId: action.productId ?? "") }
+        case .reactivate: return run { await $0.reactivate(productId: action.productId ?? "") }
+        case .winBack: return run { await $0.winBack(productId: action.productId ?? "") }
+        case .upgrade: return run { await $0.upgrade(productId: action.productId ?? "") }
         }
     }
 
-    private func run(_ app: TUIApp, _ body: @escaping @MainActor (CustomerOverview) async -> Void) {
-        app.perform {
-            await body(self.overview)
-            if let message = self.overview.lastMessage { app.model.show(message) }
+    /// Runs an action, then says how it went.
+    private func run(_ body: @escaping @MainActor (CustomerOverview) async -> Void) -> Intent {
+        let overview = self.overview
+        return .perform {
+            await body(overview)
+            return overview.lastMessage.map { .show($0, isError: false) } ?? .none
         }
     }
 

@@ -15,7 +15,15 @@ final class DemoDeviceScreen: Screen {
     }
 
     var title: String { "Demo device" + (customerId.map { " \u{00B7} \($0)" } ?? "") }
-    var keys: [KeyHelp] { [KeyHelp("\u{2191}\u{2193} 1–9", "choose"), KeyHelp("Enter", "do it")] }
+    enum Action { case move(Int), run(Int) }
+
+    var keyMap: KeyMap<Action> {
+        KeyMap([
+            .upDown("choose", up: .move(-1), down: .move(1)),
+            .digits(count: steps.count, "do that step", { .run($0) }),
+            .on(.enter, keys: "Enter", "do it", .run(selected)),
+        ])
+    }
 
     private enum Step {
         case advance(days: Int), appStore(AppStoreEvent), purchase, retrySync
@@ -33,41 +41,37 @@ final class DemoDeviceScreen: Screen {
         return steps
     }
 
-    func appear(app: TUIApp) {}
+    func appear() -> Intent { .none }
 
-    func handle(_ key: KeyEvent, app: TUIApp) -> Bool {
-        switch key {
-        case .up, .character("k"): selected = max(0, selected - 1)
-        case .down, .character("j"): selected = min(steps.count - 1, selected + 1)
-        case .enter: run(selected, app: app)
-        case let key where key.digit != nil:
-            if let digit = key.digit, digit >= 1, digit <= steps.count { run(digit - 1, app: app) }
-        default: return false
+    func action(forClick id: String) -> Action? { index(of: id, prefix: "step.").map { .run($0) } }
+
+    func perform(_ action: Action, context: ScreenContext) -> Intent {
+        switch action {
+        case .move(let step):
+            selected = min(steps.count - 1, max(0, selected + step))
+            return .none
+        case .run(let index): return run(index)
         }
-        return true
     }
 
-    func click(_ id: String, app: TUIApp) {
-        if id.hasPrefix("step."), let index = Int(id.dropFirst(5)) { run(index, app: app) }
-    }
-
-    private func run(_ index: Int, app: TUIApp) {
-        guard let device, steps.indices.contains(index) else { return }
+    private func run(_ index: Int) -> Intent {
+        guard let device, steps.indices.contains(index) else { return .none }
         selected = index
         let customer = customerId
         switch steps[index].step {
         case .advance(let days):
-            app.perform {
+            // Then the server's new time is read again.
+            return .perform {
                 await device.advanceClock(days: days)
-                await app.model.checkConnection()  // picks up the server's new time
+                return .checkConnection
             }
         case .appStore(let event):
-            guard let customer else { return }
-            app.perform { await device.appStoreEvent(event, customerId: customer, activeOnly: false) }
+            guard let customer else { return .none }
+            return .run { await device.appStoreEvent(event, customerId: customer, activeOnly: false) }
         case .purchase:
-            guard let customer else { return }
-            app.perform { await device.purchaseOnAppStore(userId: customer, productId: "premium_monthly") }
-        case .retrySync: app.perform { await device.retrySync() }
+            guard let customer else { return .none }
+            return .run { await device.purchaseOnAppStore(userId: customer, productId: "premium_monthly") }
+        case .retrySync: return .run { await device.retrySync() }
         }
     }
 

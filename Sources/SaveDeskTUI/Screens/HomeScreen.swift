@@ -12,84 +12,103 @@ final class HomeScreen: Screen {
 
     var title: String { "Customers" }
     var isTyping: Bool { searchFocused }
-    var keys: [KeyHelp] {
-        [KeyHelp("type", "search by id, email or name"), KeyHelp("\u{2193} Tab", "to the list"), KeyHelp("Enter", "open the customer"),
-         KeyHelp("PgUp PgDn [ ]", "previous / next page"), KeyHelp("Esc", "clear the search, then leave the field")]
+    enum Action {
+        case edit(KeyEvent), leaveField(open: Bool), clearOrLeave, ignore
+        case move(Int), toField, open(Int?), nextPage, previousPage, typeFromList(Character), retry
     }
 
-    func appear(app: TUIApp) { app.perform { await self.directory.reload() } }
+    var keyMap: KeyMap<Action> {
+        if searchFocused {
+            return KeyMap([
+                .matching("type", "search by id, email or name") { key in
+                    // Backspace in an empty field does nothing (it is not "back" while typing).
+                    guard TextFieldState.isEdit(key), key != .backspace || !self.field.text.isEmpty else { return nil }
+                    return .edit(key)
+                },
+                .on(.down, .tab, keys: "\u{2193} Tab", "to the list", .leaveField(open: false)),
+                .on(.enter, keys: "Enter", "to the list (opens a single match)", .leaveField(open: true)),
+                .on(.escape, keys: "Esc", "clear the search, then leave the field", .clearOrLeave),
+                .on(.backspace, keys: "", "", .ignore),
+            ])
+        }
+        return KeyMap([
+            .upDown("move (\u{2191} from the top: the search)", up: .move(-1), down: .move(1)),
+            .on(.enter, .right, keys: "Enter", "open the customer", .open(nil)),
+            .on(.tab, .backTab, keys: "Tab", "to the search", .toField),
+            .on(.pageDown, .character("]"), keys: "PgDn ]", "next page", .nextPage),
+            .on(.pageUp, .character("["), keys: "PgUp [", "previous page", .previousPage),
+            // Typing anywhere searches, except the letters the app has a use for.
+            .matching("type", "search") { key in
+                guard case .character(let c) = key, c.isLetter || c.isNumber, !AppKeys.isAppKey(key) else { return nil }
+                return .typeFromList(c)
+            },
+        ])
+    }
+
+    func appear() -> Intent { .run { await self.directory.reload() } }
 
     /// `/`: a new search, the cursor in the field.
-    func focusSearch(app: TUIApp) {
+    func focusSearch() -> Intent {
         searchFocused = true
-        guard !field.text.isEmpty else { return }
+        guard !field.text.isEmpty else { return .none }
         field.set("")
-        search(app)
+        return search()
     }
 
-    func handle(_ key: KeyEvent, app: TUIApp) -> Bool {
-        if searchFocused {
-            switch key {
-            case .down, .tab:
-                searchFocused = false
-                return true
-            case .enter:
-                searchFocused = false
-                if directory.customers.count == 1 { open(app) }
-                return true
-            case .escape:
-                // Esc clears the search; on an empty one it leaves the field (the app's keys work again).
-                if field.text.isEmpty { searchFocused = false } else {
-                    field.set("")
-                    search(app)
-                }
-                return true
-            case .backspace where field.text.isEmpty:
-                return true
-            default:
-                guard field.handle(key) else { return false }
-                search(app)
-                return true
-            }
+    func action(forClick id: String) -> Action? {
+        switch id {
+        case "search": .toField
+        case "retry": .retry
+        default: index(of: id, prefix: "customer.").map { .open($0) }
         }
-        switch key {
-        case .up, .character("k"):
-            if directory.selectedIndex == 0 { searchFocused = true } else { directory.moveSelection(by: -1) }
-        case .down, .character("j"): directory.moveSelection(by: 1)
-        case .tab, .backTab: searchFocused = true
-        case .enter, .right: open(app)
-        case .pageDown, .character("]"): app.perform { await self.directory.nextPage() }
-        case .pageUp, .character("["): app.perform { await self.directory.previousPage() }
-        case .character(let c) where c.isLetter || c.isNumber:
-            // Typing anywhere searches.
-            guard c != "q", c != "a", c != "d", c != "r", c != "x" else { return false }
+    }
+
+    func perform(_ action: Action, context: ScreenContext) -> Intent {
+        switch action {
+        case .edit(let key):
+            _ = field.handle(key)
+            return search()
+        case .leaveField(let openSingle):
+            searchFocused = false
+            return openSingle && directory.customers.count == 1 ? open() : .none
+        case .clearOrLeave:
+            // Esc clears the search; on an empty one it leaves the field (the app's keys work again).
+            if field.text.isEmpty {
+                searchFocused = false
+                return .none
+            }
+            field.set("")
+            return search()
+        case .ignore: return .none
+        case .move(let step):
+            if step < 0, directory.selectedIndex == 0 { searchFocused = true } else { directory.moveSelection(by: step) }
+            return .none
+        case .toField:
+            searchFocused = true
+            return .none
+        case .open(let index):
+            if let index { directory.select(index: index) }
+            searchFocused = false
+            return open()
+        case .nextPage: return .run { await self.directory.nextPage() }
+        case .previousPage: return .run { await self.directory.previousPage() }
+        case .typeFromList(let c):
             searchFocused = true
             field.insert(c)
-            search(app)
-        default: return false
+            return search()
+        case .retry: return appear()
         }
-        return true
-    }
-
-    func click(_ id: String, app: TUIApp) {
-        if id == "search" { searchFocused = true }
-        if id.hasPrefix("customer."), let index = Int(id.dropFirst(9)) {
-            directory.select(index: index)
-            searchFocused = false
-            open(app)
-        }
-        if id == "retry" { app.perform { await self.directory.reload() } }
     }
 
     /// Searches after the debounce; the app counts it as work until the answer is in.
-    private func search(_ app: TUIApp) {
+    private func search() -> Intent {
         directory.setQuery(field.text)
-        app.perform { await self.directory.settle() }
+        return .run { await self.directory.settle() }
     }
 
-    private func open(_ app: TUIApp) {
-        guard let customer = directory.selectedCustomer else { return }
-        app.open(.customer(id: customer.id))
+    private func open() -> Intent {
+        guard let customer = directory.selectedCustomer else { return .none }
+        return .open(.customer(id: customer.id))
     }
 
     func render(into frame: inout Frame, area: Rect, context: RenderContext) {

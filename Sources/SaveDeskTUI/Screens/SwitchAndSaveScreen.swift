@@ -17,17 +17,44 @@ final class SwitchAndSaveScreen: Screen {
 
     var title: String { "Switch and save \u{00B7} \(manager.userId)" }
     var isMidFlow: Bool { manager.state == .presented || manager.state == .accepted }
-    var keys: [KeyHelp] {
-        [KeyHelp("\u{2190}\u{2192} Tab", "choose a button"), KeyHelp("Enter", "press it"), KeyHelp("p", "simulate the payment (test mode)"),
-         KeyHelp("o", "simulate Apple auto-renew off (test mode)"), KeyHelp("g", "evaluate again")]
+    func appear() -> Intent { .run { await self.manager.refresh() } }
+
+    enum Action { case focus(Int), press(Command) }
+
+    var keyMap: KeyMap<Action> {
+        let buttons = self.buttons
+        var map = KeyMap<Action>([
+            .on(.left, .backTab, .up, keys: "\u{2190}\u{2192} Tab", "choose a button", .focus(-1)),
+            .on(.right, .tab, .down, keys: "", "", .focus(1)),
+            .digits(count: buttons.count, "press that button", { .press(buttons[$0].action) }),
+        ])
+        if buttons.indices.contains(focusedButton) { map.append(.on(.enter, keys: "Enter", "press it", .press(buttons[focusedButton].action))) }
+        if device != nil {
+            if manager.state == .presented { map.append(.on(.character("p"), keys: "p", "simulate the payment (test mode)", .press(.simulatePayment))) }
+            if manager.state == .accepted { map.append(.on(.character("o"), keys: "o", "simulate Apple auto-renew off (test mode)", .press(.simulateAppleOff))) }
+        }
+        map.append(.on(.character("g"), keys: "g", "evaluate again", .press(.refresh)))
+        return map
     }
 
-    func appear(app: TUIApp) { app.perform { await self.manager.refresh() } }
+    func action(forClick id: String) -> Action? {
+        guard let index = index(of: id, prefix: "button."), buttons.indices.contains(index) else { return nil }
+        return .press(buttons[index].action)
+    }
 
-    private enum Action { case startCheckout, dismiss, paid, checkApple, reset, refresh, simulatePayment, simulateAppleOff, back }
+    func perform(_ action: Action, context: ScreenContext) -> Intent {
+        switch action {
+        case .focus(let step):
+            focusedButton = min(max(0, buttons.count - 1), max(0, focusedButton + step))
+            return .none
+        case .press(let action): return run(action)
+        }
+    }
 
-    private var buttons: [(label: String, action: Action)] {
-        var buttons: [(String, Action)]
+    enum Command { case startCheckout, dismiss, paid, checkApple, reset, refresh, simulatePayment, simulateAppleOff, back }
+
+    private var buttons: [(label: String, action: Command)] {
+        var buttons: [(String, Command)]
         switch manager.state {
         case .loading: buttons = manager.loadError == nil ? [] : [("Retry", .refresh)]
         case .eligible: buttons = [(manager.display?.ctaText ?? "Start checkout", .startCheckout), (manager.display?.dismissText ?? "Not now", .dismiss)]
@@ -41,50 +68,26 @@ final class SwitchAndSaveScreen: Screen {
         return buttons
     }
 
-    func handle(_ key: KeyEvent, app: TUIApp) -> Bool {
-        let buttons = self.buttons
-        switch key {
-        case .left, .backTab, .up: focusedButton = max(0, focusedButton - 1)
-        case .right, .tab, .down: focusedButton = min(max(0, buttons.count - 1), focusedButton + 1)
-        case .enter: if buttons.indices.contains(focusedButton) { run(buttons[focusedButton].action, app: app) }
-        case .character("p") where device != nil: run(.simulatePayment, app: app)
-        case .character("o") where device != nil: run(.simulateAppleOff, app: app)
-        case .character("g"): run(.refresh, app: app)
-        case let key where key.digit != nil:
-            let index = key.digit! - 1
-            if buttons.indices.contains(index) { run(buttons[index].action, app: app) }
-        default: return false
-        }
-        return true
-    }
-
-    func click(_ id: String, app: TUIApp) {
-        if id.hasPrefix("button."), let index = Int(id.dropFirst(7)), buttons.indices.contains(index) {
-            focusedButton = index
-            run(buttons[index].action, app: app)
-        }
-    }
-
-    private func run(_ action: Action, app: TUIApp) {
+    private func run(_ command: Command) -> Intent {
         let manager = self.manager
         focusedButton = 0
-        switch action {
-        case .startCheckout: app.perform { await manager.startCheckout() }
-        case .dismiss: app.perform { await manager.dismiss() }
-        case .paid: app.perform { await manager.markCheckoutSucceeded() }
-        case .checkApple: app.perform { await manager.showAppleSubscriptionManagement() }
-        case .reset: app.perform { await manager.resetDismissedState() }
-        case .refresh: app.perform { await manager.refresh() }
-        case .back: app.back()
+        switch command {
+        case .startCheckout: return .run { await manager.startCheckout() }
+        case .dismiss: return .run { await manager.dismiss() }
+        case .paid: return .run { await manager.markCheckoutSucceeded() }
+        case .checkApple: return .run { await manager.showAppleSubscriptionManagement() }
+        case .reset: return .run { await manager.resetDismissedState() }
+        case .refresh: return .run { await manager.refresh() }
+        case .back: return .back
         case .simulatePayment:
-            guard let device, let checkout = manager.checkout else { return }
-            app.perform {
+            guard let device, let checkout = manager.checkout else { return .none }
+            return .run {
                 await device.completeCheckout(transactionId: checkout.transactionId, paid: true)
                 await manager.markCheckoutSucceeded()
             }
         case .simulateAppleOff:
-            guard let device else { return }
-            app.perform {
+            guard let device else { return .none }
+            return .run {
                 await device.appStoreEvent(.autoRenewOff, customerId: manager.userId)
                 await manager.showAppleSubscriptionManagement()
             }

@@ -10,18 +10,23 @@ final class TimelineScreen: Screen {
     init(overview: CustomerOverview) { self.overview = overview }
 
     var title: String { "Timeline \u{00B7} \(overview.customerId)" }
-    var keys: [KeyHelp] { [KeyHelp("\u{2191}\u{2193}", "move"), KeyHelp("g", "reload")] }
+    enum Action { case move(Int), reload }
 
-    func appear(app: TUIApp) { app.perform { await self.overview.load() } }
+    var keyMap: KeyMap<Action> {
+        KeyMap([
+            .upDown("move", up: .move(-1), down: .move(1)),
+            .on(.character("g"), keys: "g", "reload", .reload),
+        ])
+    }
 
-    func handle(_ key: KeyEvent, app: TUIApp) -> Bool {
-        switch key {
-        case .up, .character("k"): selected = max(0, selected - 1)
-        case .down, .character("j"): selected = min(max(0, overview.timeline.count - 1), selected + 1)
-        case .character("g"): app.perform { await self.overview.load() }
-        default: return false
+    func appear() -> Intent { .run { await self.overview.load() } }
+
+    func perform(_ action: Action, context: ScreenContext) -> Intent {
+        switch action {
+        case .move(let step): selected = min(max(0, overview.timeline.count - 1), max(0, selected + step))
+        case .reload: return appear()
         }
-        return true
+        return .none
     }
 
     func render(into frame: inout Frame, area: Rect, context: RenderContext) {

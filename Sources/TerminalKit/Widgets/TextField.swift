@@ -20,6 +20,12 @@ public struct TextFieldState: Hashable, Sendable {
         cursor = value.count
     }
 
+    /// Whether `handle` takes the key (an edit or a cursor move), without applying it.
+    public static func isEdit(_ key: KeyEvent) -> Bool {
+        var probe = TextFieldState()
+        return probe.handle(key)
+    }
+
     /// Applies an editing key; false when the key is not an edit (the screen handles it).
     public mutating func handle(_ key: KeyEvent) -> Bool {
         switch key {
