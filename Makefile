@@ -50,12 +50,12 @@ test-postgres: deps $(VENV)/.installed
 
 # The backend on a throwaway PostgreSQL cluster, with the demo data (see scripts/postgres-demo.sh).
 postgres-demo: deps
-	$(SWIFT) build --product savedesk
+	$(SWIFT) build --product savedesk && $(SWIFT) build --product savedesk-server
 	scripts/postgres-demo.sh $$($(SWIFT) build --show-bin-path)/savedesk
 
 # The demo: a server with demo customers and the terminal UI on it, in one command.
 demo: deps
-	$(SWIFT) build --product savedesk
+	$(SWIFT) build --product savedesk && $(SWIFT) build --product savedesk-server
 	$$($(SWIFT) build --show-bin-path)/savedesk demo
 
 $(VENV)/.installed:
@@ -73,7 +73,7 @@ test: deps $(VENV)/.installed
 
 # The fuzz stage alone.
 fuzz: deps $(VENV)/.installed
-	$(SWIFT) build --product savedesk
+	$(SWIFT) build --product savedesk && $(SWIFT) build --product savedesk-server
 	scripts/fuzz.sh $$($(SWIFT) build --show-bin-path)/savedesk $(VENV)/bin/schemathesis
 
 # Performance figures (not a test): backend req/s and p50/p99 for GET cancel-flow config, a
@@ -82,5 +82,5 @@ fuzz: deps $(VENV)/.installed
 # engines; the terminal UI next to Textual. Release build; a throwaway PostgreSQL cluster.
 bench: deps
 	$(SWIFT) build -c release --product savedesk-bench
-	$(SWIFT) build -c release --product savedesk
+	$(SWIFT) build -c release --product savedesk && $(SWIFT) build -c release --product savedesk-server
 	scripts/with-postgres.sh $$($(SWIFT) build -c release --show-bin-path)/savedesk-bench --seconds 5 --runs 5 --concurrency 16

@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "savedesk", targets: ["savedesk"]),
+        .executable(name: "savedesk-server", targets: ["savedesk-server"]),
         .library(name: "RetentionDomain", targets: ["RetentionDomain"]),
     ],
     dependencies: [
@@ -109,13 +110,22 @@ let package = Package(
             name: "SaveDeskTUI",
             dependencies: ["SaveDeskViewModels", "TerminalKit", "TerminalKitNCurses", "SaveDeskThemes"]
         ),
+        // The console and the headless client commands: no server code (savedesk-server has it).
         .executableTarget(
             name: "savedesk",
             dependencies: [
-                "SaveDeskTUI", "SaveDeskServer", "SaveDeskViewModels", "SaveDeskClient", "RetentionDomain",
+                "SaveDeskTUI", "SaveDeskViewModels", "SaveDeskClient", "RetentionDomain",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ]
+        ),
+        // The backend: serve, config validate, and the demo's server (savedesk demo starts it).
+        .executableTarget(
+            name: "savedesk-server",
+            dependencies: [
+                "SaveDeskServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
         // `make bench`: backend throughput and latency next to a bare Hummingbird route.

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import RetentionDomain
 import SaveDeskClient
-import SaveDeskServer
 import SaveDeskTUI
 import SaveDeskViewModels
 

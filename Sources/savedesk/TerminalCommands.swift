@@ -1,13 +1,12 @@
 import ArgumentParser
 import Foundation
-import Logging
-import SaveDeskServer
 import SaveDeskTUI
 import SaveDeskViewModels
 
-/// `savedesk demo`: the backend in-process on 127.0.0.1 (an ephemeral port) with the demo config
-/// and customers in a fresh data directory (or `--data-dir`, kept between runs), and the terminal
-/// UI on it over HTTP, with a test-mode operator key.
+/// `savedesk demo`: the backend (`savedesk-server demo-server`, a child process) on 127.0.0.1 and
+/// an ephemeral port, with the demo config and customers in a fresh data directory (or
+/// `--data-dir`, kept between runs), and the terminal UI on it over HTTP, with a test-mode
+/// operator key. Quitting stops the server; so does a console that dies (the server's stdin closes).
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo", abstract: "The demo: a server with demo customers and the terminal UI, in one command."
@@ -24,25 +23,24 @@ struct DemoCommand: AsyncParsableCommand {
         let serverDirectory = directory.appendingPathComponent("server")
         try FileManager.default.createDirectory(at: serverDirectory, withIntermediateDirectories: true)
         let log = TerminalLog.redirect(to: directory.appendingPathComponent("savedesk.log"))
-        let logger = Logger(label: "savedesk.demo")
-        guard let configPath = DemoSeed.demoConfigPath, let seedPath = DemoSeed.demoSeedPath else {
-            throw CLIError(message: "the demo files are missing from this build", code: .failure)
+        let server = try ServerBinary.Child(["demo-server", "--data-dir", serverDirectory.path])
+        // Seeding a fresh demo (customers, 90 days of history) takes a few seconds.
+        guard let address = server.firstLine(timeout: .seconds(120)), let url = URL(string: address), address.hasPrefix("http") else {
+            server.stop()
+            log.restore()
+            throw CLIError(message: "the demo server did not start; its log is \(directory.appendingPathComponent("savedesk.log").path)", code: .failure)
         }
-        let config = try ConfigReader.load(file: configPath)
-        let database = serverDirectory.appendingPathComponent("savedesk.sqlite").path
-        // A fresh demo starts with its customers and about 90 days of generated history.
-        if try await DemoSeed.apply(file: seedPath, config: config, databasePath: database) > 0 {
-            _ = try await DemoHistory.apply(config: config, databasePath: database)
+        let code: Int32
+        do {
+            code = try await TerminalSession.run(
+                serverURL: url, key: Self.operatorKey, dataDirectory: directory.appendingPathComponent("console"), theme: theme
+            )
+        } catch {
+            server.stop()
+            log.restore()
+            throw error
         }
-        let server = try await SaveDeskBackend.start(
-            config: config, databasePath: database, host: "127.0.0.1", port: 0, logger: logger
-        )
-        logger.info("demo server started", metadata: ["address": "\(server.baseURL)", "data": "\(directory.path)"])
-        let code = try await TerminalSession.run(
-            serverURL: URL(string: server.baseURL)!, key: Self.operatorKey, dataDirectory: directory.appendingPathComponent("console"),
-            theme: theme
-        )
-        await server.stop()
+        server.stop()
         log.restore()
         print("The demo's data is in \(directory.path) (savedesk demo --data-dir \(directory.path) picks it up again).")
         if code != 0 { throw ExitCode(code) }

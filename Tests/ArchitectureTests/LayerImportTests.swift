@@ -17,7 +17,9 @@ struct LayerImportTests {
         "TerminalKitNCurses": ["TerminalKit", "CNCursesW", "CTerminalShim"],
         "SaveDeskThemes": [],
         "SaveDeskTUI": ["SaveDeskViewModels", "TerminalKit", "TerminalKitNCurses", "SaveDeskThemes"],
-        "savedesk": ["SaveDeskTUI", "SaveDeskServer", "SaveDeskViewModels", "SaveDeskClient", "RetentionDomain"],
+        // The console never links the server: savedesk-server carries it.
+        "savedesk": ["SaveDeskTUI", "SaveDeskViewModels", "SaveDeskClient", "RetentionDomain"],
+        "savedesk-server": ["SaveDeskServer"],
     ]
     /// Modules that may only be imported where curses is allowed.
     static let cursesModules: Set<String> = ["CNCursesW", "CTerminalShim"]
