@@ -10,7 +10,7 @@ enum Chrome {
         buffer.put("\u{203A} " + title, x: rect.x + width, y: rect.y, style: theme[.title], clip: rect)
     }
 
-    static func statusBar(model: AppModel, working: Bool, tick: Int, in rect: Rect, theme: Theme, into buffer: inout Buffer) {
+    static func statusBar(model: AppModel, working: Bool, tick: Int, in rect: Rect, theme: Theme, into frame: inout Frame) {
         let mode = model.isTestMode ? ("TEST", theme[.statusTest]) : ("LIVE", theme[.statusLive])
         let connection: String
         switch model.connection {
@@ -23,16 +23,18 @@ enum Chrome {
         if model.outboxWaiting > 0 { right.append(("\(model.outboxWaiting) waiting", theme[.statusBar])) }
         if model.outboxRejected > 0 { right.append(("\(model.outboxRejected) not delivered", theme[.statusBar])) }
         right.append(("? help", theme[.statusBar]))
-        StatusBar.draw(
+        StatusBar(
             left: [mode, (model.operatorName ?? "operator", theme[.statusBar]), (model.serverURL.absoluteString, theme[.statusBar]),
                    (connection, theme[.statusBar])],
-            right: right, in: rect, theme: theme, into: &buffer
-        )
+            right: right, theme: theme
+        ).render(in: rect, frame: &frame)
     }
 
     static func help(_ keys: [KeyHelp], shared: [KeyHelp], in rect: Rect, theme: Theme, into frame: inout Frame) {
         let all = keys + [KeyHelp("", "")] + shared
-        let inside = Modal.draw(width: min(rect.width, 72), height: min(rect.height, all.count + 3), title: "Keys", theme: theme, into: &frame)
+        let modal = Modal(title: "Keys", width: min(rect.width, 72), height: min(rect.height, all.count + 3), theme: theme)
+        frame.render(modal, in: frame.area)
+        let inside = modal.inner(frame.area)
         for (row, help) in all.prefix(inside.height - 1).enumerated() {
             frame.buffer.put(help.keys, x: inside.x + 1, y: inside.y + row, style: theme[.accent])
             frame.buffer.put(help.action, x: inside.x + 17, y: inside.y + row, style: theme[.text], clip: inside)
@@ -41,10 +43,13 @@ enum Chrome {
     }
 
     static func confirmQuit(theme: Theme, into frame: inout Frame) {
-        let inside = Modal.draw(width: 54, height: 7, title: "Quit?", theme: theme, into: &frame)
-        Text.draw("A flow is in progress. Quit anyway? It is recorded as dismissed, with the answers given so far.",
-                  in: inside.inset(dx: 1, dy: 0), style: theme[.text], into: &frame.buffer)
-        Button.row([("y Quit", "quit.yes"), ("n Stay", "quit.no")], focused: 1, x: inside.x + 1, y: inside.maxY - 1, theme: theme, into: &frame)
+        let modal = Modal(title: "Quit?", width: 54, height: 7, theme: theme)
+        frame.render(modal, in: frame.area)
+        let inside = modal.inner(frame.area)
+        frame.render(Paragraph("A flow is in progress. Quit anyway? It is recorded as dismissed, with the answers given so far.",
+                               style: theme[.text]), in: inside.inset(dx: 1, dy: 0))
+        frame.render(ButtonRow([("y Quit", "quit.yes"), ("n Stay", "quit.no")], focused: 1, theme: theme),
+                     in: Rect(x: inside.x + 1, y: inside.maxY - 1, width: inside.width - 1, height: 1))
     }
 
     static func tooSmall(width: Int, height: Int, theme: Theme, into frame: inout Frame) {

@@ -210,15 +210,16 @@ public final class TUIApp {
             return frame
         }
         let context = RenderContext(theme: theme, model: model, tick: tick)
-        let (content, status) = frame.area.splitBottom(1)
-        let (header, body) = content.splitTop(1)
+        let parts = Layout.vertical([.fixed(1), .fill(), .fixed(1)]).split(frame.area)
+        let (header, body, status) = (parts[0], parts[1], parts[2])
         let screen = currentScreen
         Chrome.header(screen.title, breadcrumbs: model.stack.count, in: header, theme: theme, into: &frame.buffer)
         screen.render(into: &frame, area: body.inset(dx: 1, dy: 0), context: context)
-        Chrome.statusBar(model: model, working: isWorking, tick: tick, in: status, theme: theme, into: &frame.buffer)
+        Chrome.statusBar(model: model, working: isWorking, tick: tick, in: status, theme: theme, into: &frame)
         if let toast = model.toasts.last {
-            let box = Toast.draw(toast.message, hint: toast.canRetry ? "r retry · x dismiss" : "x dismiss", isError: toast.isError,
-                                 in: body, theme: theme, into: &frame)
+            let widget = Toast(toast.message, hint: toast.canRetry ? "r retry · x dismiss" : "x dismiss", isError: toast.isError, theme: theme)
+            frame.render(widget, in: body)
+            let box = widget.rect(in: body)
             if toast.canRetry { frame.hit(box, "toast.retry") }
         }
         if showingHelp { Chrome.help(screen.help, shared: sharedHelp, in: body, theme: theme, into: &frame) }

@@ -6,16 +6,10 @@ import SaveDeskClient
 /// server, and only the newest answer is shown. Paged, with empty and error states.
 @MainActor @Observable
 public final class CustomerDirectory {
-    public enum Phase: Hashable, Sendable {
-        case loading
-        case results
-        /// Nothing matched (or there are no customers yet); the message says which.
-        case empty(String)
-        case failed(String)
-    }
-
     public private(set) var query = ""
-    public private(set) var phase: Phase = .loading
+    public private(set) var phase: LoadPhase = .loading
+    /// Loaded, and nothing matched (or there are no customers yet): the sentence that says which.
+    public private(set) var emptyMessage: String?
     public private(set) var customers: [Wire.CustomerSummary] = []
     public private(set) var page = 1
     public private(set) var total = 0
@@ -92,9 +86,10 @@ public final class CustomerDirectory {
             total = result.total
             selectedIndex = 0
             let trimmed = query.trimmingCharacters(in: .whitespaces)
-            phase = result.customers.isEmpty
-                ? .empty(trimmed.isEmpty ? "There are no customers yet." : "No customer matches \u{201C}\(trimmed)\u{201D}.")
-                : .results
+            emptyMessage = result.customers.isEmpty
+                ? (trimmed.isEmpty ? "There are no customers yet." : "No customer matches \u{201C}\(trimmed)\u{201D}.")
+                : nil
+            phase = .loaded
         } catch {
             guard ticket == generation else { return }
             phase = .failed(error.message)

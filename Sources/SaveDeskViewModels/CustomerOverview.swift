@@ -7,12 +7,6 @@ import SaveDeskClient
 /// decision with its reasons, the timeline, and which actions the agent can take (and why not).
 @MainActor @Observable
 public final class CustomerOverview {
-    public enum Phase: Hashable, Sendable {
-        case loading
-        case loaded
-        case failed(String)
-    }
-
     /// One entitlement as the agent sees it.
     public struct EntitlementRow: Hashable, Sendable, Identifiable {
         public var id: String
@@ -33,7 +27,7 @@ public final class CustomerOverview {
     }
 
     public let customerId: String
-    public private(set) var phase: Phase = .loading
+    public private(set) var phase: LoadPhase = .loading
     public private(set) var profile: Wire.CustomerProfile?
     public private(set) var subscriptions: [Wire.Subscription] = []
     public private(set) var entitlements: [EntitlementRow] = []

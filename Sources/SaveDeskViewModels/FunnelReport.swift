@@ -9,11 +9,6 @@ public final class FunnelReport {
         case cancelFlow, switchAndSave
     }
 
-    public enum Phase: Hashable, Sendable {
-        case loading, loaded
-        case failed(String)
-    }
-
     /// A date range and an operator; nil means no limit.
     public struct Filters: Hashable, Sendable {
         public var from: Date?
@@ -40,7 +35,7 @@ public final class FunnelReport {
 
     public private(set) var view: View = .cancelFlow
     public private(set) var filters = Filters()
-    public private(set) var phase: Phase = .loading
+    public private(set) var phase: LoadPhase = .loading
     public private(set) var cancelFlow: Wire.CancelFlowAnalytics?
     public private(set) var switchAndSave: Wire.SwitchAndSaveAnalytics?
 

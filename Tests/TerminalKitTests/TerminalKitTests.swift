@@ -62,7 +62,7 @@ struct TerminalKitTests {
         let handled = field.handle(.enter)
         #expect(!handled, "Enter is the screen's, not the field's")
         var frame = Frame(width: 6, height: 1)
-        field.draw(in: Rect(x: 0, y: 0, width: 6, height: 1), focused: true, theme: .builtInDefault, into: &frame)
+        frame.render(TextField(focused: true, theme: .builtInDefault), in: Rect(x: 0, y: 0, width: 6, height: 1), state: field)
         #expect(frame.cursor?.x == 3, "the cursor sits after the wide character")
     }
 

@@ -33,6 +33,7 @@ final class AnalyticsScreen: Screen {
         switch id {
         case "tab.cancelFlow": .show(.cancelFlow)
         case "tab.switchAndSave": .show(.switchAndSave)
+        case "retry": .reload
         default: nil
         }
     }
@@ -71,11 +72,8 @@ final class AnalyticsScreen: Screen {
         frame.buffer.put("f/o: " + filter, x: x + 2, y: area.y, style: theme[.muted], clip: area)
         var y = area.y + 2
         switch report.phase {
-        case .loading where report.cancelFlow == nil && report.switchAndSave == nil:
-            frame.buffer.put("Loading\u{2026}", x: area.x, y: y, style: theme[.muted])
-            return
-        case .failed(let message):
-            Text.draw(message, in: Rect(x: area.x, y: y, width: area.width, height: 3), style: theme[.danger], into: &frame.buffer)
+        case .loading where report.cancelFlow == nil && report.switchAndSave == nil, .failed:
+            frame.render(LoadPhaseView(phase: report.phase, canRetry: true, theme: theme), in: area.splitTop(2).rest)
             return
         default: break
         }
@@ -85,8 +83,8 @@ final class AnalyticsScreen: Screen {
             guard let data = report.cancelFlow else { return }
             frame.buffer.put("How \(data.outcomes.total) cancel flow\(data.outcomes.total == 1 ? "" : "s") ended", x: area.x, y: y, style: theme[.title])
             y += 1
-            BarChart.draw(report.outcomeBars.map { .init(label: $0.label, value: $0.value) }, in: Rect(x: chart.x, y: y, width: chart.width, height: 4),
-                          theme: theme, into: &frame.buffer)
+            frame.render(BarChart(report.outcomeBars.map { .init(label: $0.label, value: $0.value) }, theme: theme),
+                         in: Rect(x: chart.x, y: y, width: chart.width, height: 4))
             y += 5
             let rate = Int((data.outcomes.saveRate * 100).rounded())
             // A pause the customer chose but that could not be applied is not a save: chosen and
@@ -94,19 +92,22 @@ final class AnalyticsScreen: Screen {
             let summary = "Save rate \(rate)% \u{00B7} offer accepted \(data.offerAccepted) of \(data.offerShown) \u{00B7} "
                 + "pause chosen \(data.pauseAccepted), applied \(data.pauseApplied) of \(data.pauseShown) shown \u{00B7} "
                 + "App Store cancellations read out \(data.appStoreCancellations.readOut), confirmed by Apple \(data.appStoreCancellations.confirmed)"
-            y += Text.draw(summary, in: Rect(x: area.x, y: y, width: min(area.width, 100), height: 2), style: theme[.text], into: &frame.buffer) + 1
+            var column = Column(Rect(x: area.x, y: y, width: area.width, height: area.maxY - y))
+            column.place(Paragraph(summary, style: theme[.text]), maxHeight: 2, width: 100, into: &frame)
+            column.skip()
+            y = column.y
             if let question = data.questions.first, y < area.maxY - 1 {
                 frame.buffer.put(CharacterWidth.truncate(question.questionText, to: area.width), x: area.x, y: y, style: theme[.title])
                 y += 1
                 let bars = question.answers.map { BarChart.Bar(label: $0.label, value: $0.count) }
-                BarChart.draw(bars, in: Rect(x: area.x, y: y, width: chart.width, height: min(bars.count, area.maxY - y)), theme: theme, into: &frame.buffer)
+                frame.render(BarChart(bars, theme: theme), in: Rect(x: area.x, y: y, width: chart.width, height: min(bars.count, area.maxY - y)))
             }
         case .switchAndSave:
             guard let data = report.switchAndSave else { return }
             frame.buffer.put("Switch-and-save funnel", x: area.x, y: y, style: theme[.title])
             y += 1
-            BarChart.draw(report.funnelBars.map { .init(label: $0.label, value: $0.value) }, in: Rect(x: chart.x, y: y, width: chart.width, height: 3),
-                          theme: theme, into: &frame.buffer)
+            frame.render(BarChart(report.funnelBars.map { .init(label: $0.label, value: $0.value) }, theme: theme),
+                         in: Rect(x: chart.x, y: y, width: chart.width, height: 3))
             y += 4
             frame.buffer.put("Conversion rate \(Int((data.funnel.conversionRate * 100).rounded()))%", x: area.x, y: y, style: theme[.text])
             y += 2

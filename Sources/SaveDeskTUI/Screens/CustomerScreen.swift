@@ -80,28 +80,19 @@ final class CustomerScreen: Screen {
 
     func render(into frame: inout Frame, area: Rect, context: RenderContext) {
         let theme = context.theme
-        var y = area.y
-        switch overview.phase {
-        case .loading:
-            frame.buffer.put("Loading \(overview.customerId)\u{2026}", x: area.x, y: y, style: theme[.muted])
+        guard overview.phase == .loaded else {
+            frame.render(LoadPhaseView(phase: overview.phase, loading: "Loading \(overview.customerId)\u{2026}", canRetry: true, theme: theme), in: area)
             return
-        case .failed(let message):
-            Text.draw(message, in: Rect(x: area.x, y: y, width: area.width, height: 2), style: theme[.danger], into: &frame.buffer)
-            Button.draw("Retry", id: "retry", x: area.x, y: y + 2, focused: true, theme: theme, into: &frame)
-            return
-        case .loaded: break
         }
-        let width = area.width
+        var column = Column(area)
         func paragraph(_ text: String, _ style: Style, indent: Int = 0, maxRows: Int = 2) {
-            y += Text.draw(text, in: Rect(x: area.x + indent, y: y, width: width - indent, height: min(maxRows, max(0, area.maxY - y))),
-                           style: style, into: &frame.buffer)
+            column.place(Paragraph(text, style: style), maxHeight: maxRows, indent: indent, into: &frame)
         }
+        func heading(_ text: String) { column.place(Line(text, style: theme[.title]), into: &frame) }
         if let profile = overview.profile {
-            let used = frame.buffer.put(profile.name, x: area.x, y: y, style: theme[.title])
-            frame.buffer.put("  \(profile.email)" + (profile.country.map { " \u{00B7} \($0)" } ?? "")
-                             + (profile.cardFailing ? " \u{00B7} card failing" : ""),
-                             x: area.x + used, y: y, style: theme[.muted], clip: area)
-            y += 1
+            column.place(Line([.init(profile.name, style: theme[.title]),
+                               .init("  \(profile.email)" + (profile.country.map { " \u{00B7} \($0)" } ?? "")
+                                     + (profile.cardFailing ? " \u{00B7} card failing" : ""), style: theme[.muted])]), into: &frame)
         }
         // The overall state first (after a switch: active on the web), then what else needs saying.
         if let standing = overview.standing {
@@ -117,38 +108,34 @@ final class CustomerScreen: Screen {
             let name = overview.entitlements.first { $0.productId == cancellation.productId }?.productName ?? cancellation.productId
             paragraph(Display.appStoreCancellation(cancellation, productName: name), cancellation.confirmedAt == nil ? theme[.warning] : theme[.text])
         }
-        y += 1
-        frame.buffer.put("Subscriptions", x: area.x, y: y, style: theme[.title])
-        y += 1
+        column.skip()
+        heading("Subscriptions")
         if overview.entitlements.isEmpty {
-            frame.buffer.put("none", x: area.x + 2, y: y, style: theme[.muted])
-            y += 1
+            column.place(Line("none", style: theme[.muted]), indent: 2, into: &frame)
         }
         for row in overview.entitlements.prefix(3) {
             let badge = row.sourceBadge == "App Store" ? theme[.badgeAppStore] : theme[.badgeWeb]
-            var x = area.x + 2
-            x += frame.buffer.put(" \(row.sourceBadge) ", x: x, y: y, style: badge) + 1
-            x += frame.buffer.put(row.productName, x: x, y: y, style: theme[.text]) + 2
-            let style = row.hasAccess ? theme[.text] : theme[.muted]
-            Text.line(row.summary, in: Rect(x: x, y: y, width: area.maxX - x, height: 1), style: style, into: &frame.buffer)
-            y += 1
+            let line = column.take(1, indent: 2)
+            let lead = Line([.init(" \(row.sourceBadge) ", style: badge), .init(" "), .init(row.productName, style: theme[.text]), .init("  ")])
+            frame.render(lead, in: line)
+            frame.render(Line(row.summary, style: row.hasAccess ? theme[.text] : theme[.muted], truncates: true),
+                         in: line.splitLeft(lead.width).right)
         }
         if let decision = overview.switchAndSave {
-            y += 1
+            column.skip()
             var line = "Switch and save: \(decision.state.rawValue)"
             if !decision.reasons.isEmpty { line += " \u{2014} " + decision.reasons.map(\.message).joined(separator: "; ") }
             if let offer = decision.offerData { line += " \u{2014} \(offer.prompt.title)" }
             paragraph(line, decision.state == .eligible ? theme[.success] : theme[.muted], maxRows: 3)
         }
-        y += 1
-        frame.buffer.put("Actions", x: area.x, y: y, style: theme[.title])
-        y += 1
+        column.skip()
+        heading("Actions")
         let selectedNote = overview.actions.indices.contains(selected) ? overview.actions[selected].note : nil
-        let detailRows = selectedNote.map { min(2, Text.wrap($0, width: width - 2).count) } ?? 0
-        let timelineRows = area.maxY - y - overview.actions.count - detailRows > 3 ? 3 : 0
-        for (index, action) in overview.actions.enumerated() where y < area.maxY - timelineRows - detailRows {
+        let detailRows = selectedNote.map { min(2, Text.wrap($0, width: area.width - 2).count) } ?? 0
+        let timelineRows = column.rest.height - overview.actions.count - detailRows > 3 ? 3 : 0
+        for (index, action) in overview.actions.enumerated() where column.rest.height > timelineRows + detailRows {
             let isSelected = index == selected
-            let row = Rect(x: area.x, y: y, width: area.width, height: 1)
+            let row = column.take(1)
             let style = isSelected ? theme[.selection] : action.isAvailable ? theme[.text] : theme[.muted]
             if isSelected { frame.buffer.fill(row, style: style) }
             var text = (isSelected ? "\u{203A} " : "  ") + "\(index + 1) " + action.kind.title
@@ -156,21 +143,18 @@ final class CustomerScreen: Screen {
                 text += " (\(overview.entitlements.first { $0.productId == product }?.productName ?? product))"
             }
             if let note = action.note { text += " \u{2014} \(note)" }
-            Text.line(text, in: row, style: style, into: &frame.buffer)
+            frame.render(Line(text, style: style, truncates: true), in: row)
             frame.hit(row, "action.\(index)")
-            y += 1
         }
         // The selected action's note in full: nothing the agent reads out is cut.
         if let selectedNote {
             paragraph(selectedNote, theme[.muted], indent: 2)
         }
         if timelineRows > 0, !overview.timeline.isEmpty {
-            y += 1
-            frame.buffer.put("Recent activity (t: all)", x: area.x, y: y, style: theme[.title])
-            y += 1
-            for event in overview.timeline.prefix(max(0, area.maxY - y)) {
-                Text.line("\(Display.date(event.at))  \(event.actor)  \(event.action)", in: area.row(y - area.y), style: theme[.muted], into: &frame.buffer)
-                y += 1
+            column.skip()
+            heading("Recent activity (t: all)")
+            for event in overview.timeline.prefix(max(0, column.rest.height)) {
+                column.place(Line("\(Display.date(event.at))  \(event.actor)  \(event.action)", style: theme[.muted], truncates: true), into: &frame)
             }
         }
     }

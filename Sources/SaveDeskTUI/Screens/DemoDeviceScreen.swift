@@ -83,17 +83,13 @@ final class DemoDeviceScreen: Screen {
         }
         let (list, log) = area.splitTop(min(area.height - 4, steps.count + 1))
         let items = steps.enumerated().map { ListView.Item("\($0.offset + 1 <= 9 ? "\($0.offset + 1)" : " ") \($0.element.label)") }
-        ListView.draw(items, selected: selected, in: list, theme: theme, hitPrefix: "step.", into: &frame)
-        var y = log.y + 1
-        if let result = device.lastResult {
-            y += Text.draw(result, in: Rect(x: log.x, y: y, width: log.width, height: 2), style: theme[.accent], into: &frame.buffer)
-        }
-        let sync = "StoreKit sync queue: \(device.syncWaiting) waiting"
-        frame.buffer.put(sync, x: log.x, y: y, style: theme[.muted])
-        y += 1
-        for line in device.syncLog.suffix(max(0, log.maxY - y)) {
-            Text.line(line, in: Rect(x: log.x, y: y, width: log.width, height: 1), style: theme[.muted], into: &frame.buffer)
-            y += 1
+        frame.render(ListView(items, selected: selected, theme: theme, hitPrefix: "step."), in: list)
+        var column = Column(log)
+        column.skip()
+        if let result = device.lastResult { column.place(Paragraph(result, style: theme[.accent]), maxHeight: 2, into: &frame) }
+        column.place(Line("StoreKit sync queue: \(device.syncWaiting) waiting", style: theme[.muted]), into: &frame)
+        for line in device.syncLog.suffix(max(0, column.rest.height)) {
+            column.place(Line(line, style: theme[.muted], truncates: true), into: &frame)
         }
     }
 }

@@ -116,24 +116,19 @@ final class HomeScreen: Screen {
         let (top, rest) = area.splitTop(2)
         let label = frame.buffer.put("Search ", x: top.x, y: top.y, style: theme[.title])
         let fieldRect = Rect(x: top.x + label, y: top.y, width: min(48, top.width - label), height: 1)
-        field.draw(in: fieldRect, placeholder: "id, email or name", focused: searchFocused, theme: theme, into: &frame)
+        frame.render(TextField(placeholder: "id, email or name", focused: searchFocused, theme: theme), in: fieldRect, state: field)
         frame.hit(fieldRect, "search")
         let (list, footer) = rest.splitBottom(1)
-        switch directory.phase {
-        case .loading where directory.customers.isEmpty:
-            frame.buffer.put("Loading customers\u{2026}", x: list.x, y: list.y, style: theme[.muted])
-        case .failed(let message):
-            Text.draw(message, in: Rect(x: list.x, y: list.y, width: list.width, height: 3), style: theme[.danger], into: &frame.buffer)
-            Button.draw("Retry", id: "retry", x: list.x, y: list.y + 3, focused: true, theme: theme, into: &frame)
-        case .empty(let message):
-            frame.buffer.put(message, x: list.x, y: list.y, style: theme[.muted])
-        default:
+        if directory.phase == .loaded, let message = directory.emptyMessage {
+            frame.render(Line(message, style: theme[.muted]), in: list)
+        } else if directory.phase != .loaded, directory.phase != .loading || directory.customers.isEmpty {
+            frame.render(LoadPhaseView(phase: directory.phase, loading: "Loading customers\u{2026}", canRetry: true, theme: theme), in: list)
+        } else {
             let nameWidth = min(22, max(12, directory.customers.map { CharacterWidth.of($0.name) }.max() ?? 12))
             let items = directory.customers.map { customer in
                 ListView.Item(CharacterWidth.pad(customer.name, to: nameWidth) + "  " + CharacterWidth.pad(customer.id, to: 11) + "  " + customer.summary)
             }
-            ListView.draw(items, selected: searchFocused ? nil : directory.selectedIndex, in: list, theme: theme,
-                          hitPrefix: "customer.", into: &frame)
+            frame.render(ListView(items, selected: searchFocused ? nil : directory.selectedIndex, theme: theme, hitPrefix: "customer."), in: list)
         }
         let pages = "\(directory.total) customer\(directory.total == 1 ? "" : "s") \u{00B7} page \(directory.page) of \(directory.pageCount)"
         frame.buffer.put(pages, x: footer.x, y: footer.y, style: theme[.muted])

@@ -155,15 +155,15 @@ final class SwitchAndSaveScreen: Screen {
         let height = min(area.height, lines.count + (buttons.isEmpty ? 2 : 4))
         let card = Rect(x: area.x, y: area.y, width: cardWidth, height: height)
         let title = "Switch and save \u{00B7} \(manager.state.rawValue)"
-        let inside = Box.draw(card, title: title, style: theme[.border], titleStyle: theme[.accent], into: &frame.buffer).inset(dx: 1, dy: 0)
+        let block = Block(title: title, style: theme[.border], titleStyle: theme[.accent])
+        frame.render(block, in: card)
+        let inside = block.inner(card).inset(dx: 1, dy: 0)
         let textRows = max(0, inside.height - (buttons.isEmpty ? 0 : 2))
         for (row, line) in lines.prefix(textRows).enumerated() {
             frame.buffer.put(line.0, x: inside.x, y: inside.y + row, style: line.1, clip: inside)
         }
         guard !buttons.isEmpty else { return }
-        var x = inside.x
-        for (index, button) in buttons.enumerated() {
-            x += Button.draw(button.label, id: "button.\(index)", x: x, y: inside.maxY - 1, focused: index == focusedButton, theme: theme, into: &frame) + 2
-        }
+        frame.render(ButtonRow(buttons.enumerated().map { ($1.label, "button.\($0)") }, focused: focusedButton, theme: theme),
+                     in: inside.splitBottom(1).bottom)
     }
 }

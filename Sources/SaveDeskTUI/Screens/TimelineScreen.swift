@@ -21,6 +21,8 @@ final class TimelineScreen: Screen {
 
     func appear() -> Intent { .run { await self.overview.load() } }
 
+    func action(forClick id: String) -> Action? { id == "retry" ? .reload : nil }
+
     func perform(_ action: Action, context: ScreenContext) -> Intent {
         switch action {
         case .move(let step): selected = min(max(0, overview.timeline.count - 1), max(0, selected + step))
@@ -31,21 +33,21 @@ final class TimelineScreen: Screen {
 
     func render(into frame: inout Frame, area: Rect, context: RenderContext) {
         let theme = context.theme
-        if case .failed(let message) = overview.phase {
-            Text.draw(message, in: area, style: theme[.danger], into: &frame.buffer)
+        if overview.phase != .loaded, overview.timeline.isEmpty || overview.phase != .loading {
+            frame.render(LoadPhaseView(phase: overview.phase, canRetry: true, theme: theme), in: area)
             return
         }
         guard !overview.timeline.isEmpty else {
-            frame.buffer.put(overview.phase == .loading ? "Loading\u{2026}" : "Nothing has happened yet.", x: area.x, y: area.y, style: theme[.muted])
+            frame.render(Line("Nothing has happened yet.", style: theme[.muted]), in: area)
             return
         }
         let (list, detail) = area.splitBottom(3)
         let items = overview.timeline.map { event in
             ListView.Item(CharacterWidth.pad(Display.time(event.at), to: 19) + CharacterWidth.pad(event.actor, to: 18) + event.action)
         }
-        ListView.draw(items, selected: selected, in: list, theme: theme, hitPrefix: "event.", into: &frame)
+        frame.render(ListView(items, selected: selected, theme: theme, hitPrefix: "event."), in: list)
         if let event = overview.timeline[safe: selected] {
-            Text.draw("request \(event.requestId)", in: detail.splitTop(1).rest, style: theme[.muted], into: &frame.buffer)
+            frame.render(Paragraph("request \(event.requestId)", style: theme[.muted]), in: detail.splitTop(1).rest)
         }
     }
 }

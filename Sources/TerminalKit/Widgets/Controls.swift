@@ -1,22 +1,46 @@
-/// Small pieces of a screen: buttons, progress dots, a bar chart, the status bar, toasts.
-public enum Button {
-    /// "[ Label ]"; returns its width. A hit region named `id`.
-    @discardableResult
-    public static func draw(_ label: String, id: String, x: Int, y: Int, focused: Bool, theme: Theme, into frame: inout Frame) -> Int {
-        let text = "[ \(label) ]"
-        let width = frame.buffer.put(text, x: x, y: y, style: focused ? theme[.buttonFocused] : theme[.button])
-        frame.hit(Rect(x: x, y: y, width: width, height: 1), id)
-        return width
+/// "[ Label ]", a click region named `id`.
+public struct Button: Widget {
+    public var label: String
+    public var id: String
+    public var focused: Bool
+    public var theme: Theme
+
+    public init(_ label: String, id: String, focused: Bool, theme: Theme) {
+        self.label = label
+        self.id = id
+        self.focused = focused
+        self.theme = theme
     }
 
-    /// Buttons in a row, two spaces apart; returns the width used.
-    @discardableResult
-    public static func row(_ buttons: [(label: String, id: String)], focused: Int?, x: Int, y: Int, theme: Theme, into frame: inout Frame) -> Int {
-        var column = x
+    private var text: String { "[ \(label) ]" }
+    public var width: Int { CharacterWidth.of(text) }
+
+    public func render(in area: Rect, frame: inout Frame) {
+        guard area.height > 0 else { return }
+        let width = frame.buffer.put(text, x: area.x, y: area.y, style: focused ? theme[.buttonFocused] : theme[.button])
+        frame.hit(Rect(x: area.x, y: area.y, width: width, height: 1), id)
+    }
+}
+
+/// Buttons in a row, two spaces apart; one may have the focus.
+public struct ButtonRow: Widget {
+    public var buttons: [(label: String, id: String)]
+    public var focused: Int?
+    public var theme: Theme
+
+    public init(_ buttons: [(label: String, id: String)], focused: Int?, theme: Theme) {
+        self.buttons = buttons
+        self.focused = focused
+        self.theme = theme
+    }
+
+    public func render(in area: Rect, frame: inout Frame) {
+        var x = area.x
         for (index, button) in buttons.enumerated() {
-            column += draw(button.label, id: button.id, x: column, y: y, focused: index == focused, theme: theme, into: &frame) + 2
+            let widget = Button(button.label, id: button.id, focused: index == focused, theme: theme)
+            widget.render(in: Rect(x: x, y: area.y, width: widget.width, height: area.height), frame: &frame)
+            x += widget.width + 2
         }
-        return column - x
     }
 }
 
@@ -27,7 +51,8 @@ public enum ProgressDots {
     }
 }
 
-public enum BarChart {
+/// Horizontal bars, one per row: label, bar scaled to the largest value, value.
+public struct BarChart: Widget {
     public struct Bar: Hashable, Sendable {
         public var label: String
         public var value: Int
@@ -37,55 +62,90 @@ public enum BarChart {
         }
     }
 
-    /// Horizontal bars, one per row: label, bar scaled to the largest value, value.
-    public static func draw(_ bars: [Bar], in rect: Rect, theme: Theme, into buffer: inout Buffer) {
+    public var bars: [Bar]
+    public var theme: Theme
+
+    public init(_ bars: [Bar], theme: Theme) {
+        self.bars = bars
+        self.theme = theme
+    }
+
+    public func height(width: Int) -> Int { bars.count }
+
+    public func render(in rect: Rect, frame: inout Frame) {
         let labelWidth = min(rect.width / 3, (bars.map { CharacterWidth.of($0.label) }.max() ?? 0))
         let valueWidth = (bars.map { String($0.value).count }.max() ?? 1)
         let barWidth = max(1, rect.width - labelWidth - valueWidth - 3)
         let largest = max(1, bars.map(\.value).max() ?? 1)
         for (row, bar) in bars.prefix(rect.height).enumerated() {
             let y = rect.y + row
-            buffer.put(CharacterWidth.truncate(bar.label, to: labelWidth), x: rect.x, y: y, style: theme[.text])
+            frame.buffer.put(CharacterWidth.truncate(bar.label, to: labelWidth), x: rect.x, y: y, style: theme[.text])
             let length = bar.value == 0 ? 0 : max(1, bar.value * barWidth / largest)
-            buffer.put(String(repeating: "\u{2588}", count: length), x: rect.x + labelWidth + 1, y: y, style: theme[.chartBar])
-            buffer.put(String(bar.value), x: rect.x + labelWidth + 2 + length, y: y, style: theme[.muted])
+            frame.buffer.put(String(repeating: "\u{2588}", count: length), x: rect.x + labelWidth + 1, y: y, style: theme[.chartBar])
+            frame.buffer.put(String(bar.value), x: rect.x + labelWidth + 2 + length, y: y, style: theme[.muted])
         }
     }
 }
 
-public enum StatusBar {
-    /// One row: segments from the left, then from the right, each with its style.
-    public static func draw(left: [(String, Style)], right: [(String, Style)], in rect: Rect, theme: Theme, into buffer: inout Buffer) {
-        buffer.fill(rect, style: theme[.statusBar])
+/// One row: segments from the left, then from the right, each with its style.
+public struct StatusBar: Widget {
+    public var left: [(String, Style)]
+    public var right: [(String, Style)]
+    public var theme: Theme
+
+    public init(left: [(String, Style)], right: [(String, Style)], theme: Theme) {
+        self.left = left
+        self.right = right
+        self.theme = theme
+    }
+
+    public func render(in rect: Rect, frame: inout Frame) {
+        frame.buffer.fill(rect, style: theme[.statusBar])
         var x = rect.x
         for (text, style) in left where x < rect.maxX {
-            x += buffer.put(" \(text) ", x: x, y: rect.y, style: style, clip: rect) + 1
+            x += frame.buffer.put(" \(text) ", x: x, y: rect.y, style: style, clip: rect) + 1
         }
         var end = rect.maxX
         for (text, style) in right.reversed() {
             let width = CharacterWidth.of(text) + 2
             guard end - width > x else { break }
             end -= width
-            buffer.put(" \(text) ", x: end, y: rect.y, style: style, clip: rect)
+            frame.buffer.put(" \(text) ", x: end, y: rect.y, style: style, clip: rect)
             end -= 1
         }
     }
 }
 
-public enum Toast {
-    /// A message box over the bottom right of `rect`; returns where it went.
-    @discardableResult
-    public static func draw(_ message: String, hint: String?, isError: Bool, in rect: Rect, theme: Theme, into frame: inout Frame) -> Rect {
-        let width = min(rect.width, max(24, min(60, CharacterWidth.of(message) + 4)))
-        let lines = Text.wrap(message, width: width - 2)
-        let height = min(rect.height, lines.count + (hint == nil ? 0 : 1))
-        let box = Rect(x: rect.maxX - width, y: rect.maxY - height, width: width, height: height)
+/// A message box over the bottom right of an area.
+public struct Toast: Widget {
+    public var message: String
+    public var hint: String?
+    public var isError: Bool
+    public var theme: Theme
+
+    public init(_ message: String, hint: String?, isError: Bool, theme: Theme) {
+        self.message = message
+        self.hint = hint
+        self.isError = isError
+        self.theme = theme
+    }
+
+    private var boxWidth: Int { max(24, min(60, CharacterWidth.of(message) + 4)) }
+
+    /// Where it goes in `area`.
+    public func rect(in area: Rect) -> Rect {
+        let width = min(area.width, boxWidth)
+        let height = min(area.height, Text.wrap(message, width: width - 2).count + (hint == nil ? 0 : 1))
+        return Rect(x: area.maxX - width, y: area.maxY - height, width: width, height: height)
+    }
+
+    public func render(in area: Rect, frame: inout Frame) {
+        let box = rect(in: area)
         let style = isError ? theme[.toastError] : theme[.toastInfo]
         frame.buffer.fill(box, style: style)
-        for (index, line) in lines.prefix(height).enumerated() {
+        for (index, line) in Text.wrap(message, width: box.width - 2).prefix(box.height).enumerated() {
             frame.buffer.put(line, x: box.x + 1, y: box.y + index, style: style, clip: box)
         }
         if let hint { frame.buffer.put(hint, x: box.x + 1, y: box.maxY - 1, style: style.adding(.bold), clip: box) }
-        return box
     }
 }

@@ -1,5 +1,6 @@
-/// A scrolling list with one selected row, kept in view.
-public enum ListView {
+/// A scrolling list with one selected row, kept in view; each row is a click region
+/// "\(hitPrefix)\(index)".
+public struct ListView: Widget {
     public struct Item: Hashable, Sendable {
         public var text: String
         public var style: Style?
@@ -9,25 +10,36 @@ public enum ListView {
         }
     }
 
+    public var items: [Item]
+    public var selected: Int?
+    public var theme: Theme
+    public var hitPrefix: String
+
+    public init(_ items: [Item], selected: Int?, theme: Theme, hitPrefix: String) {
+        self.items = items
+        self.selected = selected
+        self.theme = theme
+        self.hitPrefix = hitPrefix
+    }
+
     /// The first visible row that keeps `selected` in view (centred while the list scrolls).
     public static func offset(selected: Int, count: Int, height: Int) -> Int {
         guard height > 0, count > height else { return 0 }
         return min(max(0, selected - height / 2), count - height)
     }
 
-    /// Draws the visible items; each row is a hit region "\(hitPrefix)\(index)". The selected row
-    /// is marked in its first column (in the selection style), so moving the selection redraws two
-    /// cells, not two rows.
-    public static func draw(
-        _ items: [Item], selected: Int?, in rect: Rect, theme: Theme, hitPrefix: String, into frame: inout Frame
-    ) {
-        let start = offset(selected: selected ?? 0, count: items.count, height: rect.height)
+    public func height(width: Int) -> Int { items.count }
+
+    /// The selected row is marked in its first column (in the selection style), so moving the
+    /// selection redraws two cells, not two rows.
+    public func render(in rect: Rect, frame: inout Frame) {
+        let start = Self.offset(selected: selected ?? 0, count: items.count, height: rect.height)
         for (row, index) in (start..<min(items.count, start + rect.height)).enumerated() {
             let line = rect.row(row)
             let isSelected = index == selected
             frame.buffer.put(isSelected ? "\u{25B8}" : " ", x: line.x, y: line.y, style: isSelected ? theme[.selection] : theme[.text])
-            Text.line(" " + items[index].text, in: Rect(x: line.x + 1, y: line.y, width: line.width - 1, height: 1),
-                      style: items[index].style ?? theme[.text], into: &frame.buffer)
+            frame.render(Line(" " + items[index].text, style: items[index].style ?? theme[.text], truncates: true),
+                         in: Rect(x: line.x + 1, y: line.y, width: line.width - 1, height: 1))
             frame.hit(line, "\(hitPrefix)\(index)")
         }
         if items.count > rect.height, rect.width > 0 {
@@ -37,11 +49,28 @@ public enum ListView {
     }
 }
 
-/// Choices with number keys: "1 (•) Label". Each is a hit region "\(hitPrefix)\(index)".
-public enum RadioList {
-    public static func draw(
-        _ labels: [String], chosen: Int?, focused: Int?, in rect: Rect, theme: Theme, hitPrefix: String, into frame: inout Frame
-    ) -> Int {
+/// Choices with number keys: "1 (•) Label", labels wrapped. Each is a click region
+/// "\(hitPrefix)\(index)".
+public struct RadioList: Widget {
+    public var labels: [String]
+    public var chosen: Int?
+    public var focused: Int?
+    public var theme: Theme
+    public var hitPrefix: String
+
+    public init(_ labels: [String], chosen: Int?, focused: Int?, theme: Theme, hitPrefix: String) {
+        self.labels = labels
+        self.chosen = chosen
+        self.focused = focused
+        self.theme = theme
+        self.hitPrefix = hitPrefix
+    }
+
+    public func height(width: Int) -> Int {
+        labels.reduce(0) { $0 + max(1, Text.wrap($1, width: max(1, width - 8)).count) }
+    }
+
+    public func render(in rect: Rect, frame: inout Frame) {
         var y = rect.y
         for (index, label) in labels.enumerated() where y < rect.maxY {
             let mark = index == chosen ? "(\u{2022})" : "( )"
@@ -58,6 +87,5 @@ public enum RadioList {
             frame.hit(Rect(x: rect.x, y: y, width: rect.width, height: height), "\(hitPrefix)\(index)")
             y += max(1, height)
         }
-        return y - rect.y
     }
 }

@@ -1,4 +1,4 @@
-/// Word wrapping by display width (graphemes, wide characters), and drawing wrapped text.
+/// Word wrapping by display width (graphemes, wide characters).
 public enum Text {
     /// `text` as lines no wider than `width`: wraps at spaces, breaks words longer than a line,
     /// keeps explicit newlines.
@@ -29,19 +29,61 @@ public enum Text {
         }
         return lines
     }
+}
 
-    /// Draws wrapped text into `rect`; returns the rows used.
-    @discardableResult
-    public static func draw(_ text: String, in rect: Rect, style: Style = .plain, into buffer: inout Buffer) -> Int {
-        let lines = wrap(text, width: rect.width).prefix(rect.height)
-        for (index, line) in lines.enumerated() {
-            buffer.put(line, x: rect.x, y: rect.y + index, style: style, clip: rect)
-        }
-        return lines.count
+/// Wrapped text, as many rows as it needs (the area clips it).
+public struct Paragraph: Widget {
+    public var text: String
+    public var style: Style
+
+    public init(_ text: String, style: Style = .plain) {
+        self.text = text
+        self.style = style
     }
 
-    /// One line, cut with an ellipsis when too long.
-    public static func line(_ text: String, in rect: Rect, style: Style = .plain, into buffer: inout Buffer) {
-        buffer.put(CharacterWidth.truncate(text, to: rect.width), x: rect.x, y: rect.y, style: style, clip: rect)
+    public func height(width: Int) -> Int { Text.wrap(text, width: width).count }
+
+    public func render(in area: Rect, frame: inout Frame) {
+        for (index, line) in Text.wrap(text, width: area.width).prefix(area.height).enumerated() {
+            frame.buffer.put(line, x: area.x, y: area.y + index, style: style, clip: area)
+        }
+    }
+}
+
+/// One row of styled pieces, left to right; too long, it is clipped (or cut with an ellipsis).
+public struct Line: Widget {
+    public struct Span: Sendable {
+        public var text: String
+        public var style: Style
+        public init(_ text: String, style: Style = .plain) {
+            self.text = text
+            self.style = style
+        }
+    }
+
+    public var spans: [Span]
+    /// Cut with "…" when wider than the area (one span only).
+    public var truncates: Bool
+
+    public init(_ text: String, style: Style = .plain, truncates: Bool = false) {
+        spans = [Span(text, style: style)]
+        self.truncates = truncates
+    }
+
+    public init(_ spans: [Span]) {
+        self.spans = spans
+        truncates = false
+    }
+
+    /// The columns it takes.
+    public var width: Int { spans.reduce(0) { $0 + CharacterWidth.of($1.text) } }
+
+    public func render(in area: Rect, frame: inout Frame) {
+        guard area.height > 0 else { return }
+        var x = area.x
+        for span in spans where x < area.maxX {
+            let text = truncates ? CharacterWidth.truncate(span.text, to: area.maxX - x) : span.text
+            x += frame.buffer.put(text, x: x, y: area.y, style: span.style, clip: area)
+        }
     }
 }

@@ -47,9 +47,24 @@ public struct TextFieldState: Hashable, Sendable {
         }
         return true
     }
+}
 
-    /// Draws the field (scrolled so the cursor shows) and puts the frame's cursor in it.
-    public func draw(in rect: Rect, placeholder: String = "", focused: Bool, theme: Theme, into frame: inout Frame) {
+/// How a one-line text field is drawn (its text and cursor are the screen's `TextFieldState`):
+/// scrolled so the cursor shows, the placeholder while empty, and the frame's cursor in it when
+/// it has the focus.
+public struct TextField: StatefulWidget {
+    public var placeholder: String
+    public var focused: Bool
+    public var theme: Theme
+
+    public init(placeholder: String = "", focused: Bool, theme: Theme) {
+        self.placeholder = placeholder
+        self.focused = focused
+        self.theme = theme
+    }
+
+    public func render(in rect: Rect, frame: inout Frame, state: TextFieldState) {
+        let text = state.text, cursor = state.cursor
         guard rect.width > 0 else { return }
         frame.buffer.fill(rect, style: theme[.input])
         if text.isEmpty {
