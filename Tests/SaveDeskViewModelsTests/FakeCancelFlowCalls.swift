@@ -69,7 +69,7 @@ final class FakeCancelFlowCalls: CancelFlowCalls {
         let json = """
             [{"id": "premium_monthly", "display_name": "Premium Monthly", "product_description": "Everything, monthly",
               "type": "auto_renewable_subscription", "web_price": {"amount_micros": 9990000, "currency_code": "USD"},
-              "billing_interval": "month"}]
+              "billing_interval": "month", "synced_to_asc": false}]
             """
         do { return try JSONDecoder().decode([Product].self, from: Data(json.utf8)) } catch {
             throw SaveDeskClientError(kind: .invalidResponse, message: "fixture: \(error)")
