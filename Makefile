@@ -14,8 +14,10 @@ APT_PACKAGES := libncurses-dev pkg-config tmux libsqlite3-dev postgresql curl
 # Versions are pinned so a run can be repeated.
 VENV := .build/python
 PYTHON_PACKAGES := schemathesis==4.32.5 hypothesis==6.170.15 app-store-server-library==3.1.2
+# The bench's own throwaway venv: Textual, the TUI peer (Benchmarks/textual/customers.py).
+BENCH_VENV := .build/bench-python
 
-.PHONY: test build deps bench demo fuzz postgres-demo test-postgres
+.PHONY: test build deps bench bench-tui demo fuzz postgres-demo test-postgres
 
 # Installs whatever of APT_PACKAGES is missing: with apt-get as root, with sudo where it works
 # without a password, otherwise prints the one command to run and stops.
@@ -80,7 +82,20 @@ fuzz: deps $(VENV)/.installed
 # durable mutation (SQLite; PostgreSQL with one and two instances) and customer search, next to a
 # bare Hummingbird route in the same run; the cancel-flow funnel over 10M responses on both
 # engines; the terminal UI next to Textual. Release build; a throwaway PostgreSQL cluster.
-bench: deps
+bench: deps $(BENCH_VENV)/.installed
 	$(SWIFT) build -c release --product savedesk-bench
 	$(SWIFT) build -c release --product savedesk && $(SWIFT) build -c release --product savedesk-server
-	scripts/with-postgres.sh $$($(SWIFT) build -c release --show-bin-path)/savedesk-bench --seconds 5 --runs 5 --concurrency 16
+	scripts/with-postgres.sh $$($(SWIFT) build -c release --show-bin-path)/savedesk-bench --seconds 5 --runs 5 --concurrency 16 \
+	  --textual-python $(abspath $(BENCH_VENV))/bin/python
+
+# The terminal UI figures alone (first frame with data, memory, key to frame, bytes per move),
+# next to the same screen in Textual.
+bench-tui: deps $(BENCH_VENV)/.installed
+	$(SWIFT) build -c release --product savedesk-bench
+	$(SWIFT) build -c release --product savedesk && $(SWIFT) build -c release --product savedesk-server
+	$$($(SWIFT) build -c release --show-bin-path)/savedesk-bench --tui-only --textual-python $(abspath $(BENCH_VENV))/bin/python
+
+$(BENCH_VENV)/.installed:
+	python3 -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check textual==8.2.8
+	touch $@

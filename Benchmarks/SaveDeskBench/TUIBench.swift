@@ -2,8 +2,12 @@ import CBenchPTY
 import Foundation
 
 /// The terminal UI measured as a person sees it: `savedesk tui` in a pseudo-terminal of a given
-/// size, keys written to it, the frames it draws read back.
+/// size, keys written to it, the frames it draws read back; and, side by side in the same run, a
+/// Textual app of the same screen (Benchmarks/textual/customers.py: the same first page of
+/// customers from the same server, a search field, the list, the page footer).
 /// - first frame: from spawning the process to its first drawn output;
+/// - first frame with data: to the first customer's name in the list ("Thompson", Ava's: a word
+///   the terminal writes whole, where a footer that only changes its count is redrawn in part);
 /// - keypress → flushed frame: from writing a key to the last byte of the frame it causes (the
 ///   frame is over when nothing more arrives for 15 ms; that wait is not counted);
 /// - bytes written per selection move (↓/↑ in the customer list);
@@ -11,20 +15,27 @@ import Foundation
 enum TUIBench {
     struct Result {
         var firstFrameMs: Double
+        var firstDataMs: Double
         var latenciesMs: [Double]
         var bytes: [Int]
         var peakRSSKiB: Int
         var failures: Int
     }
 
-    static func run(binary: String, server: String, key: String, width: Int, height: Int, moves: Int) throws -> Result {
+    /// One of the two apps: how to start it.
+    struct Subject {
+        var name: String
+        var argv: [String]
+    }
+
+    static func run(_ subject: Subject, width: Int, height: Int, moves: Int) throws -> Result {
         var path = [CChar](repeating: 0, count: 256)
         let master = savedesk_bench_openpty(Int32(height), Int32(width), &path, Int32(path.count))
         guard master >= 0 else { throw CocoaError(.fileNoSuchFile) }
         let slave = String(cString: path)
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-tui-bench-\(UUID())").path
         let start = DispatchTime.now()
-        let pid = try spawn([binary, "tui", "--server", server, "--key", key], tty: slave, wait: false,
+        let pid = try spawn(subject.argv, tty: slave, wait: false,
                             environment: ["TERM=xterm-256color", "XDG_STATE_HOME=\(state)", "HOME=\(state)", "SWIFT_BACKTRACE=interactive=no"])
         defer { kill(pid, SIGKILL); var status: Int32 = 0; waitpid(pid, &status, 0); close(master) }
         var screen = Data()
@@ -36,9 +47,11 @@ enum TUIBench {
                 if String(decoding: screen, as: UTF8.self).contains("SaveDesk") { first = DispatchTime.now() }
             }
         }
-        // Wait for the customers, then quiet.
-        while !String(decoding: screen, as: UTF8.self).contains("15 customers"), elapsed(since: start) < 20_000 {
-            if let chunk = read(master, timeoutMs: 50) { screen.append(chunk) }
+        // Wait for the customers (their page footer), then quiet.
+        var data: DispatchTime?
+        while data == nil, elapsed(since: start) < 20_000 {
+            if let chunk = read(master, timeoutMs: 5) { screen.append(chunk) }
+            if String(decoding: screen, as: UTF8.self).contains("Thompson") { data = DispatchTime.now() }
         }
         drain(master, quietMs: 300)
         // From the search field into the list.
@@ -63,7 +76,8 @@ enum TUIBench {
         let rss = peakRSS(pid)
         write(master, "q")
         drain(master, quietMs: 300)
-        return Result(firstFrameMs: first.map { Double($0.uptimeNanoseconds - start.uptimeNanoseconds) / 1e6 } ?? .nan,
+        func since(_ time: DispatchTime?) -> Double { time.map { Double($0.uptimeNanoseconds - start.uptimeNanoseconds) / 1e6 } ?? .nan }
+        return Result(firstFrameMs: since(first), firstDataMs: since(data),
                       latenciesMs: latencies.sorted(), bytes: bytes.sorted(), peakRSSKiB: rss, failures: failures)
     }
 
@@ -112,27 +126,64 @@ enum TUIBench {
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
     }
 
-    static func report(binary: String, server: String, key: String) {
-        print("\nterminal UI (savedesk tui in a pseudo-terminal; goals: first frame ≤ 50 ms, key → frame ≤ 1 ms median / ≤ 3 ms p99, ≤ 64 bytes per move, ≤ 20 MB)")
-        for (width, height) in [(80, 24), (200, 60)] {
-            do {
-                var firsts: [Double] = []
-                var all: Result?
-                for _ in 0..<3 {
-                    let result = try run(binary: binary, server: server, key: key, width: width, height: height, moves: 200)
-                    firsts.append(result.firstFrameMs)
-                    if all == nil { all = result }
-                }
-                guard let result = all, !result.latenciesMs.isEmpty else { print("\(width)×\(height): no frames measured"); continue }
-                firsts.sort()
-                func p(_ q: Double) -> Double { result.latenciesMs[min(result.latenciesMs.count - 1, Int(Double(result.latenciesMs.count) * q))] }
-                print(String(format: "%3d×%-3d first frame %6.1f ms median (%.1f–%.1f) · key → frame %.2f ms median, %.2f ms p99 · %d bytes per move (median; %d–%d) · peak RSS %.1f MB · %d lost",
-                             width, height, firsts[firsts.count / 2], firsts.first!, firsts.last!, p(0.5), p(0.99),
-                             result.bytes[result.bytes.count / 2], result.bytes.first!, result.bytes.last!,
-                             Double(result.peakRSSKiB) / 1024, result.failures))
-            } catch {
-                print("\(width)×\(height): \(error)")
+    /// Both apps at 80×24 (and SaveDesk at 200×60), three runs each, side by side with the goals.
+    static func report(binary: String, textualPython: String?, textualApp: String, server: String, key: String) {
+        print("\nterminal UI in a pseudo-terminal, side by side with Textual (the same screen and data); 3 runs, median (min–max)")
+        let savedesk = Subject(name: "savedesk tui", argv: [binary, "tui", "--server", server, "--key", key])
+        let textual = textualPython.map { Subject(name: "Textual", argv: [$0, textualApp, "--server", server, "--key", key]) }
+        var at80: [String: Summary] = [:]
+        for (subject, sizes) in [(savedesk, [(80, 24), (200, 60)])] + (textual.map { [($0, [(80, 24)])] } ?? []) {
+            for (width, height) in sizes {
+                guard let summary = measure(subject, width: width, height: height) else { continue }
+                print(summary.line)
+                if width == 80 { at80[subject.name] = summary }
             }
+        }
+        guard let ours = at80[savedesk.name] else { return }
+        print(String(format: "goals at 80×24: key → frame median %.2f ms (≤ 0.5), p99 %.2f ms (≤ 2) · %d bytes per move (≤ 24)",
+                     ours.keyMedian, ours.keyP99, ours.bytesMedian))
+        guard let theirs = textual.flatMap({ at80[$0.name] }) else {
+            print("Textual: not measured (make bench installs it into a throwaway venv and passes --textual-python)")
+            return
+        }
+        print(String(format: "vs Textual: first frame with data %.1f× faster (goal ≥ 10×) · peak RSS %.2f× Textual's (goal ≤ 0.6×: %.1f MB vs %.1f MB)",
+                     theirs.dataMedian / ours.dataMedian, ours.rssMB / theirs.rssMB, ours.rssMB, theirs.rssMB))
+    }
+
+    struct Summary {
+        var line: String
+        var dataMedian: Double
+        var keyMedian: Double
+        var keyP99: Double
+        var bytesMedian: Int
+        var rssMB: Double
+    }
+
+    static func measure(_ subject: Subject, width: Int, height: Int) -> Summary? {
+        do {
+            var results: [Result] = []
+            for _ in 0..<3 { results.append(try run(subject, width: width, height: height, moves: 200)) }
+            let latencies = results.flatMap(\.latenciesMs).sorted()
+            let bytes = results.flatMap(\.bytes).sorted()
+            guard !latencies.isEmpty else {
+                print("\(subject.name) \(width)×\(height): no frames measured")
+                return nil
+            }
+            func median(_ values: [Double]) -> (Double, Double, Double) {
+                let sorted = values.sorted()
+                return (sorted[sorted.count / 2], sorted.first!, sorted.last!)
+            }
+            func p(_ q: Double) -> Double { latencies[min(latencies.count - 1, Int(Double(latencies.count) * q))] }
+            let first = median(results.map(\.firstFrameMs)), data = median(results.map(\.firstDataMs))
+            let rss = median(results.map { Double($0.peakRSSKiB) / 1024 })
+            let line = subject.name.padding(toLength: 14, withPad: " ", startingAt: 0) + String(
+                format: "%3d×%-3d first frame %6.1f ms (%.1f–%.1f) · with data %6.1f ms (%.1f–%.1f) · key → frame %.2f ms median, %.2f ms p99 · %d bytes per move (median; %d–%d) · peak RSS %.1f MB (%.1f–%.1f) · %d lost",
+                width, height, first.0, first.1, first.2, data.0, data.1, data.2, p(0.5), p(0.99),
+                bytes[bytes.count / 2], bytes.first!, bytes.last!, rss.0, rss.1, rss.2, results.map(\.failures).reduce(0, +))
+            return Summary(line: line, dataMedian: data.0, keyMedian: p(0.5), keyP99: p(0.99), bytesMedian: bytes[bytes.count / 2], rssMB: rss.0)
+        } catch {
+            print("\(subject.name) \(width)×\(height): \(error)")
+            return nil
         }
     }
 }

@@ -40,6 +40,14 @@ func argument(_ name: String, default value: Int) -> Int {
     return number
 }
 
+func stringArgument(_ name: String) -> String? {
+    let arguments = CommandLine.arguments
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+/// `--tui-only`: the terminal UI figures alone (no HTTP, search or funnel scenarios).
+let tuiOnly = CommandLine.arguments.contains("--tui-only")
 let seconds = Double(argument("--seconds", default: 4))
 let concurrency = argument("--concurrency", default: 16)
 let runs = argument("--runs", default: 3)
@@ -123,7 +131,7 @@ let savedeskNormal = try await SaveDeskBackend.start(
 )
 
 // Customer search over 100,000 more customers (test mode, each with a subscription).
-let searchCount = argument("--search-customers", default: 100_000)
+let searchCount = tuiOnly ? 0 : argument("--search-customers", default: 100_000)
 let searchDatabase = directory.appendingPathComponent("bench-search.sqlite").path
 _ = try await DemoSeed.apply(file: seedPath, config: config, databasePath: searchDatabase)
 try await SearchBench.generate(count: searchCount, databasePath: searchDatabase)
@@ -191,7 +199,7 @@ let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: confi
 
 print("SaveDesk bench · \(machine()) · \(concurrency) concurrent clients · \(runs) runs of \(Int(seconds)) s each")
 print("scenario".padding(toLength: 44, withPad: " ", startingAt: 0) + "  req/s median (min–max)      p50 ms   p99 ms  failures")
-for (scenario, baseURLs) in scenarios {
+for (scenario, baseURLs) in tuiOnly ? [] : scenarios {
     _ = await run(Scenario(name: "", method: scenario.method, path: scenario.path, body: scenario.body, headers: scenario.headers),
                   baseURLs: baseURLs, client: client)  // warm-up
     var results: [RunResult] = []
@@ -205,7 +213,7 @@ for (scenario, baseURLs) in scenarios {
 }
 // The cancel-flow funnel over ten million generated responses over 90 days (goal: ≤ 20 ms), on
 // each engine: the real analytics endpoint, all time, one operator, and the last 30 days.
-let funnelCount = argument("--funnel-responses", default: 10_000_000)
+let funnelCount = tuiOnly ? 0 : argument("--funnel-responses", default: 10_000_000)
 if funnelCount > 0 {
     var engines = [("SQLite", database, savedesk.baseURL)]
     if let postgresURL, let first = postgresInstances.first { engines.append(("PostgreSQL", postgresURL, first.baseURL)) }
@@ -230,8 +238,11 @@ if funnelCount > 0 {
 }
 // The terminal UI, against this process's server (the savedesk binary is built next to this one).
 let savedeskBinary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("savedesk").path
+let textualApp = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("textual/customers.py").path
 if FileManager.default.isExecutableFile(atPath: savedeskBinary) {
-    TUIBench.report(binary: savedeskBinary, server: savedesk.baseURL, key: "sk_test_savedesk_demo_marco_0001")
+    TUIBench.report(binary: savedeskBinary, textualPython: stringArgument("--textual-python"), textualApp: textualApp,
+                    server: savedesk.baseURL, key: "sk_test_savedesk_demo_marco_0001")
 } else {
     print("\nterminal UI: \(savedeskBinary) is missing (make bench builds it)")
 }
