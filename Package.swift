@@ -110,11 +110,16 @@ let package = Package(
             name: "SaveDeskTUI",
             dependencies: ["SaveDeskViewModels", "TerminalKit", "TerminalKitNCurses", "SaveDeskThemes"]
         ),
+        // What both command-line tools share (the usage-error exit code).
+        .target(
+            name: "SaveDeskCommandLine",
+            dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         // The console and the headless client commands: no server code (savedesk-server has it).
         .executableTarget(
             name: "savedesk",
             dependencies: [
-                "SaveDeskTUI", "SaveDeskViewModels", "SaveDeskClient", "RetentionDomain",
+                "SaveDeskTUI", "SaveDeskViewModels", "SaveDeskClient", "RetentionDomain", "SaveDeskCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
@@ -123,7 +128,7 @@ let package = Package(
         .executableTarget(
             name: "savedesk-server",
             dependencies: [
-                "SaveDeskServer",
+                "SaveDeskServer", "SaveDeskCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

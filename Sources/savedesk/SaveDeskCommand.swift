@@ -1,4 +1,5 @@
 import ArgumentParser
+import SaveDeskCommandLine
 import Foundation
 import RetentionDomain
 import SaveDeskClient
@@ -17,21 +18,6 @@ struct SaveDeskCommand: AsyncParsableCommand {
         ]
     )
 
-    /// As ArgumentParser's, except that a usage error exits 2 (as the README says), not 64.
-    static func main() async {
-        do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-                Foundation.exit(2)
-            }
-            exit(withError: error)
-        }
-    }
+    /// As ArgumentParser's, except that a usage error exits 2, not 64.
+    static func main() async { await runExitingTwoOnUsageError() }
 }

@@ -18,8 +18,9 @@ struct LayerImportTests {
         "SaveDeskThemes": [],
         "SaveDeskTUI": ["SaveDeskViewModels", "TerminalKit", "TerminalKitNCurses", "SaveDeskThemes"],
         // The console never links the server: savedesk-server carries it.
-        "savedesk": ["SaveDeskTUI", "SaveDeskViewModels", "SaveDeskClient", "RetentionDomain"],
-        "savedesk-server": ["SaveDeskServer"],
+        "SaveDeskCommandLine": [],
+        "savedesk": ["SaveDeskTUI", "SaveDeskViewModels", "SaveDeskClient", "RetentionDomain", "SaveDeskCommandLine"],
+        "savedesk-server": ["SaveDeskServer", "SaveDeskCommandLine"],
     ]
     /// Modules that may only be imported where curses is allowed.
     static let cursesModules: Set<String> = ["CNCursesW", "CTerminalShim"]
