@@ -25,6 +25,20 @@ struct InputAndThemeTests {
         #expect(h.text().contains("How long have you been reading with us?"))
     }
 
+    /// Every screen that loads draws its failure with a Retry button (LoadPhaseView); a click on it
+    /// reloads on the analytics and timeline screens as on the home and customer screens.
+    @Test func aFailedLoadShowsRetryAndAClickOnItReloads() async throws {
+        let h = try await Harness.start(timeout: .seconds(2))
+        await h.stop()
+        await h.press(.character("a"))
+        #expect(h.text().contains("could not be reached") && h.text().contains("[ Retry ]"), "\(h.text())")
+        #expect(h.frame().hits.contains { $0.id == "retry" })
+        let analytics = AnalyticsScreen(report: h.app.model.makeFunnelReport())
+        let timeline = TimelineScreen(overview: h.app.model.makeOverview(customerId: "cus_ava"))
+        guard case .reload? = analytics.action(forClick: "retry") else { Issue.record("analytics: Retry does nothing"); return }
+        guard case .reload? = timeline.action(forClick: "retry") else { Issue.record("timeline: Retry does nothing"); return }
+    }
+
     @Test func themesByNameByPathAndABadOneFallsBack() throws {
         #expect(ThemeChoice.resolve(nil, environment: [:]).theme == .builtInDefault)
         let light = ThemeChoice.resolve("light", environment: [:])
