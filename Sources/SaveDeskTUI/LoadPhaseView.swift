@@ -12,6 +12,16 @@ struct LoadPhaseView: Widget {
 
     private static let messageRows = 3
 
+    /// Whether a screen shows this view instead of its content: when loading failed, and while it
+    /// loads with nothing yet to show (a reload keeps what is on screen).
+    static func replacesContent(_ phase: LoadPhase, hasContent: Bool) -> Bool {
+        switch phase {
+        case .loaded: false
+        case .loading: !hasContent
+        case .failed: true
+        }
+    }
+
     func height(width: Int) -> Int {
         switch phase {
         case .loaded: 0

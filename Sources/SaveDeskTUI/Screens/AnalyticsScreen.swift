@@ -71,11 +71,9 @@ final class AnalyticsScreen: Screen {
         let filter = Self.ranges[range].label + (onlyMe ? " \u{00B7} only \(context.model.operatorName ?? "me")" : " \u{00B7} every operator")
         frame.buffer.put("f/o: " + filter, x: x + 2, y: area.y, style: theme[.muted], clip: area)
         var y = area.y + 2
-        switch report.phase {
-        case .loading where report.cancelFlow == nil && report.switchAndSave == nil, .failed:
+        if LoadPhaseView.replacesContent(report.phase, hasContent: report.cancelFlow != nil || report.switchAndSave != nil) {
             frame.render(LoadPhaseView(phase: report.phase, canRetry: true, theme: theme), in: area.splitTop(2).rest)
             return
-        default: break
         }
         let chart = Rect(x: area.x, y: y, width: min(area.width, 70), height: 4)
         switch report.view {

@@ -121,7 +121,7 @@ final class HomeScreen: Screen {
         let (list, footer) = rest.splitBottom(1)
         if directory.phase == .loaded, let message = directory.emptyMessage {
             frame.render(Line(message, style: theme[.muted]), in: list)
-        } else if directory.phase != .loaded, directory.phase != .loading || directory.customers.isEmpty {
+        } else if LoadPhaseView.replacesContent(directory.phase, hasContent: !directory.customers.isEmpty) {
             frame.render(LoadPhaseView(phase: directory.phase, loading: "Loading customers\u{2026}", canRetry: true, theme: theme), in: list)
         } else {
             let nameWidth = min(22, max(12, directory.customers.map { CharacterWidth.of($0.name) }.max() ?? 12))

@@ -33,7 +33,7 @@ final class TimelineScreen: Screen {
 
     func render(into frame: inout Frame, area: Rect, context: RenderContext) {
         let theme = context.theme
-        if overview.phase != .loaded, overview.timeline.isEmpty || overview.phase != .loading {
+        if LoadPhaseView.replacesContent(overview.phase, hasContent: !overview.timeline.isEmpty) {
             frame.render(LoadPhaseView(phase: overview.phase, canRetry: true, theme: theme), in: area)
             return
         }
