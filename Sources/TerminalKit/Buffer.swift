@@ -26,6 +26,19 @@ public struct Buffer: Hashable, Sendable {
         let bounds = clip ?? Rect(x: 0, y: 0, width: width, height: height)
         guard y >= max(0, bounds.y), y < min(height, bounds.maxY) else { return 0 }
         let limit = min(width, bounds.maxX)
+        if CharacterWidth.isSimple(text) {
+            // Every scalar is a grapheme one column wide (or a control, none): no grapheme breaking.
+            var column = x
+            for scalar in text.unicodeScalars where CharacterWidth.simpleWidth(scalar) == 1 {
+                guard column < limit else { break }
+                if column >= max(0, bounds.x) {
+                    clearWide(at: column, y: y)
+                    self[column, y] = Cell(Character(scalar), style: style)
+                }
+                column += 1
+            }
+            return column - x
+        }
         var column = x
         for character in text {
             let w = CharacterWidth.of(character)

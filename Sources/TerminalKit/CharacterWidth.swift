@@ -17,7 +17,34 @@ public enum CharacterWidth {
 
     /// Columns of a whole string.
     public static func of(_ text: some StringProtocol) -> Int {
-        text.reduce(0) { $0 + of($1) }
+        var width = 0
+        for scalar in text.unicodeScalars {
+            guard let w = simpleWidth(scalar) else { return text.reduce(0) { $0 + of($1) } }
+            width += w
+        }
+        return width
+    }
+
+    /// The width of a scalar that is a whole grapheme wherever it stands in text made only of
+    /// such scalars (no combining marks, joiners, variation selectors, emoji, Hangul jamo or
+    /// regional indicators), or nil. Text made only of these (Latin, punctuation such as "·" and
+    /// "…", arrows, box drawing and shapes such as "▸") is measured and cut scalar by scalar,
+    /// without grapheme breaking: the same widths as `of(_: Character)`, much faster.
+    @inline(__always)
+    static func simpleWidth(_ scalar: Unicode.Scalar) -> Int? {
+        switch scalar.value {
+        case 0x20..<0x7F, 0xA0..<0x300, 0x2010..<0x2028, 0x2030..<0x205F, 0x2190..<0x2200, 0x2500..<0x25FD, 0x25FF..<0x2600:
+            return 1
+        case 0..<0x20, 0x7F..<0xA0:
+            return 0
+        default:
+            return nil
+        }
+    }
+
+    /// Whether every scalar of `text` is one of `simpleWidth`'s.
+    static func isSimple(_ text: some StringProtocol) -> Bool {
+        text.unicodeScalars.allSatisfy { simpleWidth($0) != nil }
     }
 
     /// East Asian Wide (W) and Fullwidth (F) ranges.
@@ -35,6 +62,18 @@ public enum CharacterWidth {
 
     /// The longest prefix of `text` that fits in `columns`, and its width.
     public static func prefix(_ text: some StringProtocol, fitting columns: Int) -> (text: String, width: Int) {
+        if isSimple(text) {
+            let scalars = text.unicodeScalars
+            var width = 0
+            var end = scalars.startIndex
+            while end < scalars.endIndex, let w = simpleWidth(scalars[end]), width + w <= columns {
+                width += w
+                end = scalars.index(after: end)
+            }
+            var result = String.UnicodeScalarView()
+            result.append(contentsOf: scalars[..<end])
+            return (String(result), width)
+        }
         var width = 0
         var result = ""
         for character in text {

@@ -15,6 +15,47 @@ struct TerminalKitTests {
         #expect(CharacterWidth.truncate("日本語テキスト", to: 7) == "日本語\u{2026}")
     }
 
+    /// Plain text (Latin, "·", "…", "▸", box drawing) is measured, cut and drawn scalar by scalar;
+    /// mixed with anything that clusters (accents, joiners, emoji, jamo, flags) it must still give
+    /// what grapheme by grapheme gives. Random strings over both kinds, checked against the slow way.
+    @Test func plainTextFastPathAgreesWithGraphemes() {
+        let pieces: [String] = ["a", "Z", " ", "·", "…", "▸", "─", "é", "\u{301}", "\u{200D}", "\u{FE0F}", "\u{1F3FB}",
+                                "日", "👍", "🇫", "🇷", "\u{1100}", "\u{1161}", "\r", "\n", "\u{7F}", "©", "↔", "◽", "\u{AD}"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let text = (0..<Int.random(in: 0...12, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            let slowWidth = text.reduce(0) { $0 + CharacterWidth.of($1) }
+            #expect(CharacterWidth.of(text) == slowWidth, "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
+            for columns in 0...6 {
+                var cut = "", used = 0
+                for character in text {
+                    let w = CharacterWidth.of(character)
+                    if used + w > columns { break }
+                    used += w
+                    cut.append(character)
+                }
+                let fast = CharacterWidth.prefix(text, fitting: columns)
+                #expect(fast.text == cut && fast.width == used, "\(text.unicodeScalars.map { String($0.value, radix: 16) }) in \(columns)")
+            }
+            var buffer = Buffer(width: 8, height: 1), reference = Buffer(width: 8, height: 1)
+            let written = buffer.put(text, x: 1, y: 0, style: .plain, clip: Rect(x: 0, y: 0, width: 7, height: 1))
+            var column = 1
+            for character in text {
+                let w = CharacterWidth.of(character)
+                if w == 0 { continue }
+                if column + w > 7 {
+                    if column < 7 { reference[column, 0] = Cell(" ") }
+                    break
+                }
+                reference[column, 0] = Cell(character)
+                if w == 2 { reference[column + 1, 0] = Cell(" ", isContinuation: true) }
+                column += w
+            }
+            #expect(buffer == reference && written == column - 1, "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
+        }
+        #expect(CharacterWidth.of("Ava Thompson · renews Dec 2\u{2026}") == 28)
+    }
+
     @Test func wideCharactersTakeTwoCellsAndNeverSplit() {
         var buffer = Buffer(width: 7, height: 1)
         #expect(buffer.put("a日本語", x: 0, y: 0) == 7)
