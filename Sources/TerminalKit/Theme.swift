@@ -17,6 +17,11 @@ public struct Theme: Hashable, Sendable {
         case success, warning, danger, badgeAppStore = "badge_app_store", badgeWeb = "badge_web"
         case statusBar = "status_bar", statusTest = "status_test", statusLive = "status_live"
         case toastInfo = "toast_info", toastError = "toast_error", chartBar = "chart_bar", modal
+        /// The "▸" marking a list's selected row. Plain by default: a move then writes the two
+        /// cells and the cursor moves (10–13 bytes at 80×24). Any style costs its set and reset on
+        /// every move: curses turns an attribute on with sgr and off with sgr0 (15 bytes), a colour
+        /// with setaf/setab and off with op and sgr0 (19–24 bytes).
+        case marker
     }
 
     public var name: String
@@ -145,5 +150,6 @@ public struct Theme: Hashable, Sendable {
         .toastError: Style(foreground: .white, background: .red),
         .chartBar: Style(foreground: .cyan),
         .modal: Style(),
+        .marker: Style(),
     ])
 }

@@ -30,14 +30,14 @@ public struct ListView: Widget {
 
     public func height(width: Int) -> Int { items.count }
 
-    /// The selected row is marked in its first column (in the selection style), so moving the
+    /// The selected row is marked in its first column (in the marker style), so moving the
     /// selection redraws two cells, not two rows.
     public func render(in rect: Rect, frame: inout Frame) {
         let start = Self.offset(selected: selected ?? 0, count: items.count, height: rect.height)
         for (row, index) in (start..<min(items.count, start + rect.height)).enumerated() {
             let line = rect.row(row)
             let isSelected = index == selected
-            frame.buffer.put(isSelected ? "\u{25B8}" : " ", x: line.x, y: line.y, style: isSelected ? theme[.selection] : theme[.text])
+            frame.buffer.put(isSelected ? "\u{25B8}" : " ", x: line.x, y: line.y, style: isSelected ? theme[.marker] : theme[.text])
             frame.render(Line(" " + items[index].text, style: items[index].style ?? theme[.text], truncates: true),
                          in: Rect(x: line.x + 1, y: line.y, width: line.width - 1, height: 1))
             frame.hit(line, "\(hitPrefix)\(index)")
