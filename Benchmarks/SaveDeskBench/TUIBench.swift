@@ -36,7 +36,7 @@ enum TUIBench {
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-tui-bench-\(UUID())").path
         let start = DispatchTime.now()
         let pid = try spawn(subject.argv, tty: slave, wait: false,
-                            environment: ["TERM=xterm-256color", "XDG_STATE_HOME=\(state)", "HOME=\(state)", "SWIFT_BACKTRACE=interactive=no"])
+                            environment: ["TERM=xterm-256color", "LANG=C.UTF-8", "XDG_STATE_HOME=\(state)", "HOME=\(state)", "SWIFT_BACKTRACE=interactive=no"])
         defer { kill(pid, SIGKILL); var status: Int32 = 0; waitpid(pid, &status, 0); close(master) }
         var screen = Data()
         // First frame: the first output that draws the header.

@@ -21,16 +21,23 @@ public final class ChildProcess: Sendable {
     /// Starts `executable` (a path, or a name looked up in PATH) with `arguments`; its standard
     /// output and error go to the files named (created or truncated), input from /dev/null.
     /// `environment` nil inherits this process's.
+    /// With `terminal` (a pseudo-terminal's path), input, output and error are that terminal instead.
     public static func spawn(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-        stdout: String = "/dev/null", stderr: String = "/dev/null"
+        stdout: String = "/dev/null", stderr: String = "/dev/null", terminal: String? = nil
     ) throws -> ChildProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        if let terminal {
+            posix_spawn_file_actions_addopen(&actions, 0, terminal, O_RDWR, 0)
+            posix_spawn_file_actions_adddup2(&actions, 0, 1)
+            posix_spawn_file_actions_adddup2(&actions, 0, 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        }
         closeFrom3(&actions)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
