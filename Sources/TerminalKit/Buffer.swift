@@ -74,13 +74,15 @@ public struct Buffer: Hashable, Sendable {
         }
     }
 
-    /// Writing over half of a wide grapheme blanks its other half.
+    /// Writing over half of a wide grapheme blanks its other half (a wide grapheme's second cell
+    /// is always its continuation: `put` writes the two together).
     private mutating func clearWide(at x: Int, y: Int) {
         guard x >= 0, x < width else { return }
-        let cell = self[x, y]
-        if cell.isContinuation, x > 0 { self[x - 1, y] = Cell(" ", style: self[x - 1, y].style) }
-        if !cell.isContinuation, CharacterWidth.of(cell.character) == 2, x + 1 < width {
-            self[x + 1, y] = Cell(" ", style: self[x + 1, y].style)
+        let index = y * width + x
+        if cells[index].isContinuation {
+            if x > 0 { cells[index - 1] = Cell(" ", style: cells[index - 1].style) }
+        } else if x + 1 < width, cells[index + 1].isContinuation {
+            cells[index + 1] = Cell(" ", style: cells[index + 1].style)
         }
     }
 

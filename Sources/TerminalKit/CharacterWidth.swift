@@ -70,9 +70,7 @@ public enum CharacterWidth {
                 width += w
                 end = scalars.index(after: end)
             }
-            var result = String.UnicodeScalarView()
-            result.append(contentsOf: scalars[..<end])
-            return (String(result), width)
+            return (String(decoding: text.utf8[..<end], as: UTF8.self), width)
         }
         var width = 0
         var result = ""
