@@ -39,7 +39,7 @@ public final class SaveDeskClient: Sendable {
         self.outbox = outbox
         let seconds = Int64(timeout.components.seconds)
         let transport = AsyncHTTPClientTransport(configuration: .init(timeout: .seconds(max(1, seconds))))
-        api = Client(serverURL: serverURL, transport: transport, middlewares: [APIKeyHeader(key: key)])
+        api = Client(serverURL: serverURL, configuration: .wire, transport: transport, middlewares: [APIKeyHeader(key: key)])
     }
 
     /// A fresh Idempotency-Key for one logical call (kept across its retries).

@@ -153,7 +153,7 @@ public enum SaveDeskBackend {
         let router = Router()
         router.add(middleware: EnvelopeMiddleware(spec: spec))
         try handlers.registerHandlers(
-            on: router, serverURL: URL(string: "/")!,
+            on: router, serverURL: URL(string: "/")!, configuration: .wire,
             middlewares: [APIMiddleware(keys: KeyRing(config.apiKeys), spec: spec, logger: logger) { key, operation, principal in
                 try await changes.storedFingerprint(key: key, operation: operation, principal: principal)
             } prepare: { scope in

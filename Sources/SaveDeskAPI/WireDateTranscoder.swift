@@ -1,0 +1,26 @@
+import Foundation
+import OpenAPIRuntime
+import RetentionDomain
+
+/// Dates in generated types coded as the wire codes them (`WireFormat`: ISO-8601, whole seconds,
+/// UTC; fractional seconds and offsets accepted). OpenAPIRuntime's default transcoder does the same
+/// through Foundation's `ISO8601DateFormatter`, which is CoreFoundation over ICU: decoding one date
+/// with it maps several megabytes of ICU into the console. `WireFormat` uses
+/// `Date.ISO8601FormatStyle`, which needs no ICU. Client and server both use this one.
+public struct WireDateTranscoder: DateTranscoder {
+    public init() {}
+
+    public func encode(_ date: Date) throws -> String { WireFormat.formatDate(date) }
+
+    public func decode(_ text: String) throws -> Date {
+        guard let date = WireFormat.parseDate(text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "expected an ISO-8601 date such as 2026-11-22T11:10:08Z, got \"\(text)\""))
+        }
+        return date
+    }
+}
+
+extension Configuration {
+    /// The generated client's and server's configuration: wire dates (`WireDateTranscoder`).
+    public static var wire: Configuration { Configuration(dateTranscoder: WireDateTranscoder()) }
+}
