@@ -122,7 +122,17 @@ let package = Package(
                 "SaveDeskTUI", "SaveDeskViewModels", "SaveDeskClient", "RetentionDomain", "SaveDeskCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
-            ]
+            ],
+            // The Swift runtime and Foundation linked in, not loaded: the dynamic linker's symbol
+            // binding of ~20 Swift libraries was most of the console's start (perf: 7 of 18 ms to
+            // the first frame in ld.so, as much again in the kernel's page faults for it).
+            linkerSettings: [.unsafeFlags([
+                "-static-stdlib", "-use-ld=lld",
+                // What Foundation's static archives need (the dynamic modules the targets were
+                // compiled against name only Foundation); lld finds them in any order.
+                "-Xlinker", "-lCoreFoundation", "-Xlinker", "-l_FoundationCollections", "-Xlinker", "-l_FoundationICU",
+                "-Xlinker", "-l_FoundationCShims",
+            ], .when(platforms: [.linux]))]
         ),
         // The backend: serve, config validate, and the demo's server (savedesk demo starts it).
         .executableTarget(
