@@ -41,6 +41,9 @@ int savedesk_start(void) {
     keypad(stdscr, TRUE);
     nodelay(stdscr, TRUE);
     set_escdelay(25);
+    // No typeahead check while drawing: curses would poll stdin and flush before each changed
+    // line (a frame in several writes); the frame goes out in one write instead.
+    typeahead(-1);
     // Terminals that ignore keypad-transmit mode send CSI arrows, not the terminfo's SS3 ones.
     define_key("\033[A", KEY_UP);
     define_key("\033[B", KEY_DOWN);
