@@ -135,6 +135,11 @@ let package = Package(
                 // Relative relocations packed (DT_RELR, glibc 2.36+): 3 MB of RELA entries the
                 // dynamic linker read at every start become a few kilobytes.
                 "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                // -static-stdlib exports every symbol of the executable (47,000): the dynamic
+                // linker searched that table first for each symbol libc, curses and libstdc++
+                // bind, and 2.8 MB of it stayed mapped. Nothing loaded later looks symbols up in
+                // the console.
+                "-Xlinker", "--no-export-dynamic",
             ], .when(platforms: [.linux]))]
         ),
         // The backend: serve, config validate, and the demo's server (savedesk demo starts it).
