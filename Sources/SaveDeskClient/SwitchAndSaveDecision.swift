@@ -34,6 +34,25 @@ public struct SwitchAndSaveDecision: Sendable, Equatable {
         return .notOffered(reasons)
     }
 
+    /// A decision stated directly (view-model tests on fakes; the client builds it from the wire).
+    public init(
+        userId: String, state: MigrationOffer.State, offerData: MigrationOffer.OfferData? = nil,
+        display: MigrationOffer.DisplayCopy? = nil, reasons: [IneligibleReason] = [], requiresAppleCancel: Bool = false,
+        appleSubscription: AppStore.SubscriptionSummary? = nil, dismissal: SwitchAndSaveEligibility.Dismissal? = nil,
+        isSandbox: Bool = true, serverTime: Date
+    ) {
+        self.userId = userId
+        self.state = state
+        self.offerData = offerData
+        self.display = display
+        self.reasons = reasons
+        self.requiresAppleCancel = requiresAppleCancel
+        self.appleSubscription = appleSubscription
+        self.dismissal = dismissal
+        self.isSandbox = isSandbox
+        self.serverTime = serverTime
+    }
+
     init(_ wire: Components.Schemas.UserOfferResponse) throws {
         userId = wire.userId
         state = MigrationOffer.State(rawValue: wire.state) ?? .ineligible

@@ -43,6 +43,9 @@ public final class MigrationManager {
     @ObservationIgnored private var decision: SwitchAndSaveDecision?
     @ObservationIgnored private var impressionRecorded = false
     @ObservationIgnored private var catalog: [Product]?
+    /// The Idempotency-Key of the checkout being started, kept until one is created: starting
+    /// again after a failure whose answer was lost gets that checkout back, not a second one.
+    @ObservationIgnored private var checkoutKey: String?
 
     public init(userId: String, stripeCustomerId: String?, calls: any SwitchAndSaveCalls, dismissals: DismissalCache) {
         self.userId = userId
@@ -107,13 +110,16 @@ public final class MigrationManager {
         isLoading = true
         checkoutError = nil
         defer { isLoading = false }
+        let key = checkoutKey ?? SaveDeskClient.newIdempotencyKey()
+        checkoutKey = key
         do {
             let originalTransactionId = try await calls.restoreEntitlements(userId: userId).activeAppStoreOriginalTransactionId
             let created = try await calls.createCheckout(
                 productId: data.prompt.productId, userId: userId, stripeCustomerId: stripeCustomerId,
                 appStoreSubscriptionEnd: decision?.appleSubscription?.expiresAt, originalTransactionId: originalTransactionId,
-                idempotencyKey: SaveDeskClient.newIdempotencyKey()
+                idempotencyKey: key
             )
+            checkoutKey = nil
             checkout = created
             apply(.present)
             return URL(string: created.checkoutUrl)
