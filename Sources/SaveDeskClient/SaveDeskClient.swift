@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import NIOCore
 import Foundation
 import HTTPTypes
 import OpenAPIAsyncHTTPClient
@@ -40,6 +41,14 @@ public final class SaveDeskClient: Sendable {
         let seconds = Int64(timeout.components.seconds)
         let transport = AsyncHTTPClientTransport(configuration: .init(timeout: .seconds(max(1, seconds))))
         api = Client(serverURL: serverURL, configuration: .wire, transport: transport, middlewares: [APIKeyHeader(key: key)])
+    }
+
+    /// For a process that talks to one server a request or two at a time (the console, the
+    /// headless commands): one network thread and one blocking-pool thread, not NIO's default of
+    /// one per core, each with its own stack and malloc arena. Call before the first client.
+    public static func useOneNetworkThread() {
+        NIOSingletons.groupLoopCountSuggestion = 1
+        NIOSingletons.blockingPoolThreadCountSuggestion = 1
     }
 
     /// A fresh Idempotency-Key for one logical call (kept across its retries).

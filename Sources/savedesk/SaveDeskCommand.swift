@@ -19,5 +19,8 @@ struct SaveDeskCommand: AsyncParsableCommand {
     )
 
     /// As ArgumentParser's, except that a usage error exits 2, not 64.
-    static func main() async { await runExitingTwoOnUsageError() }
+    static func main() async {
+        SaveDeskClient.useOneNetworkThread()
+        await runExitingTwoOnUsageError()
+    }
 }
