@@ -142,5 +142,44 @@ struct WireFormatTests {
         #expect(throws: DecodingError.self) {
             try WireFormat.decoder().decode([Date].self, from: Data(#"["tomorrow"]"#.utf8))
         }
+        #expect(WireFormat.parseDate("2026-11-22T12:10:08+0100") == expected)
+        #expect(WireFormat.parseDate("2026-11-22t11:10:08z") == expected)
+        #expect(WireFormat.parseDate("2026-11-22T05:08:08-06:02") == expected)
+    }
+
+    /// A field out of its range is refused, not rolled over (the fuzzer's "12:99" was a 200).
+    @Test func outOfRangeFieldsAreRefused() {
+        for text in ["2024-01-01T12:99:00Z", "2024-13-01T00:00:00Z", "2024-00-10T00:00:00Z", "2023-02-29T00:00:00Z",
+                     "2024-04-31T00:00:00Z", "2024-01-00T00:00:00Z", "2024-01-01T24:00:00Z", "2024-01-01T12:00:60Z",
+                     "2024-01-01T12:00:00+24:00", "2024-01-01T12:00:00+01:60", "2024-01-01T12:00:00", "2024-01-01 12:00:00Z",
+                     "2024-01-01T12:00:00.Z", "2024-01-01T12:00:00Zjunk", "+2024-01-01T12:00:00Z", "２０２４-01-01T12:00:00Z"] {
+            #expect(WireFormat.parseDate(text) == nil, "\(text)")
+        }
+        #expect(WireFormat.parseDate("2024-02-29T23:59:59Z") != nil)
+        #expect(WireFormat.parseDate("2000-02-29T00:00:00Z") != nil && WireFormat.parseDate("1900-02-29T00:00:00Z") == nil)
+    }
+
+    /// Written and read by hand (no Calendar, TimeZone or ICU): Foundation's ISO 8601 style is
+    /// the oracle, over random instants from 1583 to 9999 (before the Gregorian reform Foundation
+    /// counts Julian days; the wire's calendar is the proleptic Gregorian one) and random offsets
+    /// and fractions.
+    @Test func datesAgreeWithFoundationsISO8601() throws {
+        var generator = SystemRandomNumberGenerator()
+        let utc = Date.ISO8601FormatStyle(timeZone: TimeZone(secondsFromGMT: 0)!)
+        for _ in 0..<3_000 {
+            let seconds = Double(Int64.random(in: -12_212_553_600...253_402_300_799, using: &generator))
+            let date = Date(timeIntervalSince1970: seconds)
+            let text = WireFormat.formatDate(date)
+            #expect(text == utc.format(date), "\(seconds)")
+            #expect(WireFormat.parseDate(text) == date, "\(text)")
+            let offsetMinutes = Int.random(in: -(18 * 60)...(18 * 60), using: &generator)
+            let zone = Date.ISO8601FormatStyle(timeZone: TimeZone(secondsFromGMT: offsetMinutes * 60)!)
+            let shifted = zone.format(date)
+            #expect(WireFormat.parseDate(shifted) == (try? zone.parse(shifted)), "\(shifted)")
+            let millis = Int.random(in: 0...999, using: &generator)
+            let fractional = String(text.dropLast()) + "." + String(String(millis + 1000).dropFirst()) + "Z"
+            let parsed = try #require(WireFormat.parseDate(fractional))
+            #expect(abs(parsed.timeIntervalSince(date) - Double(millis) / 1000) < 0.000_1, "\(fractional)")
+        }
     }
 }
