@@ -119,4 +119,19 @@ struct SDKCheckoutTests {
         #expect(try await server.app.getProducts(query: .init(userId: "cus_ben")).ok.body.json.config.offer == nil, "outside the rollout")
         #expect(try await server.app.getProducts(query: .init(userId: "cus_ava")).ok.body.json.config.offer == nil, "already on the web")
     }
+
+    /// A date out of its range in a body is a 400, not rolled over (the fuzzer's minute 99 was a
+    /// 200 for one commit); a valid one in the same place is taken.
+    @Test func anOutOfRangeDateInABodyIsRefused() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        func batch(_ end: String) async throws -> Int {
+            try await server.raw(.POST, "/v1/iap/checkout-configs/batch", body: """
+                {"customer_name": "Chloé", "products": [{"product_id": "premium_monthly", "user_id": "cus_chloe", "storekit_subscription_end": "\(end)"}]}
+                """).status
+        }
+        #expect(try await batch("2024-01-01T12:99:00Z") == 400)
+        #expect(try await batch("2024-02-30T12:00:00Z") == 400)
+        #expect(try await batch("2024-01-01T12:00:00Z") == 200)
+    }
 }
