@@ -23,14 +23,16 @@ public enum WireFormat {
             let container = try decoder.singleValueContainer()
             let text = try container.decode(String.self)
             guard let date = parseDate(text) else {
-                throw DecodingError.dataCorruptedError(
-                    in: container,
-                    debugDescription: "expected an ISO-8601 date such as 2026-11-22T11:10:08Z, got \"\(text)\""
-                )
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: notADate(text))
             }
             return date
         }
         return decoder
+    }
+
+    /// What a text that `parseDate` refuses is told.
+    public static func notADate(_ text: String) -> String {
+        "expected an ISO-8601 date such as 2026-11-22T11:10:08Z, got \"\(text)\""
     }
 
     /// `2026-11-22T11:10:08Z`: whole seconds, UTC. Computed from the proleptic Gregorian

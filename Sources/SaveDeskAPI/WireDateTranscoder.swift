@@ -5,8 +5,8 @@ import RetentionDomain
 /// Dates in generated types coded as the wire codes them (`WireFormat`: ISO-8601, whole seconds,
 /// UTC; fractional seconds and offsets accepted). OpenAPIRuntime's default transcoder does the same
 /// through Foundation's `ISO8601DateFormatter`, which is CoreFoundation over ICU: decoding one date
-/// with it maps several megabytes of ICU into the console. `WireFormat` uses
-/// `Date.ISO8601FormatStyle`, which needs no ICU. Client and server both use this one.
+/// with it maps several megabytes of ICU into the console. `WireFormat` reads and writes dates by
+/// hand, strictly. Client and server both use this one.
 public struct WireDateTranscoder: DateTranscoder {
     public init() {}
 
@@ -14,7 +14,7 @@ public struct WireDateTranscoder: DateTranscoder {
 
     public func decode(_ text: String) throws -> Date {
         guard let date = WireFormat.parseDate(text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "expected an ISO-8601 date such as 2026-11-22T11:10:08Z, got \"\(text)\""))
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: WireFormat.notADate(text)))
         }
         return date
     }
