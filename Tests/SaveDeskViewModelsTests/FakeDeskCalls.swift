@@ -32,7 +32,7 @@ final class FakeDeskCalls: CustomerSearchCalls, FunnelCalls {
     func delay(_ query: String, by duration: Duration) { state.withLock { $0.delays[query] = duration } }
 
     private func checkUp() throws(SaveDeskClientError) {
-        if state.withLock({ $0.down }) { throw SaveDeskClientError(kind: .unreachable, message: "the SaveDesk server could not be reached") }
+        if state.withLock({ $0.down }) { throw .fakeUnreachable }
     }
 
     func searchCustomers(query: String?, page: Int, perPage: Int) async throws(SaveDeskClientError) -> Wire.CustomerPage {

@@ -21,7 +21,7 @@ final class FakeOverviewCalls: CustomerOverviewCalls {
     func setDown(_ down: Bool) { state.withLock { $0.down = down } }
 
     private func checkUp() throws(SaveDeskClientError) {
-        if state.withLock({ $0.down }) { throw SaveDeskClientError(kind: .unreachable, message: "the SaveDesk server could not be reached") }
+        if state.withLock({ $0.down }) { throw .fakeUnreachable }
     }
 
     private static func none(_ what: String) -> SaveDeskClientError {

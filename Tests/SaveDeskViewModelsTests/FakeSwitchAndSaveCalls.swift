@@ -42,10 +42,8 @@ final class FakeSwitchAndSaveCalls: SwitchAndSaveCalls {
     var snapshot: State { state.withLock { $0 } }
 
     private func checkUp() throws(SaveDeskClientError) {
-        if state.withLock({ $0.down }) { throw Self.unreachable }
+        if state.withLock({ $0.down }) { throw .fakeUnreachable }
     }
-
-    private static let unreachable = SaveDeskClientError(kind: .unreachable, message: "the SaveDesk server could not be reached")
 
     func userOffer(userId: String) async throws(SaveDeskClientError) -> SwitchAndSaveDecision {
         try checkUp()

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Observation
 import RetentionDomain
+import SaveDeskClient
 import SQLKit
 import Testing
 import TestSupport
@@ -127,4 +128,9 @@ func event<T>(_ body: @MainActor () async throws -> T) async rethrows -> T {
     let result = try await body()
     for _ in 0..<5 { await Task.yield() }
     return result
+}
+
+extension SaveDeskClientError {
+    /// What the in-memory fakes answer while their server is "down" (the client's own words).
+    static let fakeUnreachable = SaveDeskClientError(kind: .unreachable, message: "the SaveDesk server could not be reached")
 }
