@@ -72,6 +72,19 @@ struct ClientTests {
             #expect(error.message.contains("could not be reached"))
         }
     }
+
+    /// Nothing listening: the call says so at once, not after the timeout. AsyncHTTPClient's
+    /// default retried the connection with backoff until its timeout, and the client's own retry
+    /// doubled it (20 s with the 10 s timeout here).
+    @Test func aServerThatIsDownIsReportedAtOnce() async throws {
+        let server = try await LocalServer.start()
+        let url = server.url
+        await server.running.stop()
+        let client = SaveDeskClient(serverURL: url, key: LocalServer.appKey, timeout: .seconds(10))
+        let start = ContinuousClock.now
+        await #expect(throws: SaveDeskClientError.self) { _ = try await client.cancelFlowConfig() }
+        #expect(ContinuousClock.now - start < .seconds(3), "took \(ContinuousClock.now - start)")
+    }
 }
 
 @Suite("Durable outbox")
