@@ -172,7 +172,7 @@ let package = Package(
         // …and every test server keeps its data in TestDatabase (SQLite, or PostgreSQL when the run says).
         .target(
             name: "TestSupport",
-            dependencies: [.product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SaveDeskServer", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "RetentionDomainTests", dependencies: ["RetentionDomain"], resources: [.copy("Fixtures")]),

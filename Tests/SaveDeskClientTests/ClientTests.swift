@@ -63,7 +63,7 @@ struct ClientTests {
         }
         let wrongKey = SaveDeskClient(serverURL: server.url, key: "pk_test_not_a_real_key_00")
         await #expect(throws: SaveDeskClientError.self) { _ = try await wrongKey.cancelFlowConfig() }
-        await server.running.stop()
+        await server.running.stopAndHoldPort()
         do {
             _ = try await client.cancelFlowConfig()
             Issue.record("a stopped server answered")
@@ -79,11 +79,34 @@ struct ClientTests {
     @Test func aServerThatIsDownIsReportedAtOnce() async throws {
         let server = try await LocalServer.start()
         let url = server.url
-        await server.running.stop()
+        await server.running.stopAndHoldPort()
         let client = SaveDeskClient(serverURL: url, key: LocalServer.appKey, timeout: .seconds(10))
         let start = ContinuousClock.now
         await #expect(throws: SaveDeskClientError.self) { _ = try await client.cancelFlowConfig() }
         #expect(ContinuousClock.now - start < .seconds(3), "took \(ContinuousClock.now - start)")
+    }
+
+    /// A stopped test server stands for a server that is down only while nothing else listens on
+    /// its port: the port is held, so another test's server (same demo keys) is never given it.
+    @Test func aStoppedServersPortIsRefusedAndNotGivenToAnotherServer() async throws {
+        let server = try await LocalServer.start()
+        let port = server.running.port
+        await server.running.stopAndHoldPort()
+        #expect(HeldPorts.isHeld(port))
+        // A socket that asks for exactly that port, as the kernel checks it for port 0, is refused.
+        let other = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(other) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(other, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(bound == -1 && errno == EADDRINUSE)
+        // A call to it is refused at once.
+        let client = SaveDeskClient(serverURL: server.url, key: LocalServer.appKey, timeout: .seconds(10))
+        await #expect(throws: SaveDeskClientError.self) { _ = try await client.cancelFlowConfig() }
     }
 }
 
@@ -101,7 +124,7 @@ struct OutboxTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-outbox-\(UUID())")
         // The server is down: a port that was just closed.
         let gone = try await LocalServer.start()
-        await gone.running.stop()
+        await gone.running.stopAndHoldPort()
         let outbox = try Outbox(directory: directory)
         let offline = SaveDeskClient(serverURL: gone.url, key: LocalServer.appKey, timeout: .seconds(2), outbox: outbox)
         for index in 0..<20 { offline.submitCancelFlowResponse(Self.response(index)) }

@@ -17,7 +17,7 @@ struct StoreKitSyncQueueTests {
         // The purchase is made with the default timeout (a loaded machine may take a while); only
         // the calls to the stopped server give up quickly.
         let signed = try await SaveDeskClient(serverURL: server.url, key: Self.operatorKey).simulateStoreKitPurchase(productId: "premium_monthly")
-        await server.running.stop()
+        await server.running.stopAndHoldPort()
         let client = SaveDeskClient(serverURL: server.url, key: Self.operatorKey, timeout: .seconds(2))
 
         let queue = try StoreKitSyncQueue(file: queueFile())

@@ -43,7 +43,7 @@ struct CommandRunner {
         return CommandRunner(running: running, directory: directory)
     }
 
-    func stop() async { await running.stop() }
+    func stop() async { await running.stopAndHoldPort() }
 
     /// A customer written straight into the server's database (a name no form would accept).
     func insertCustomer(id: String, name: String) async throws {

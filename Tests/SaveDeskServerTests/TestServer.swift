@@ -68,7 +68,7 @@ struct TestServer {
         return TestServer(running: running, clock: clock, directory: directory, config: config)
     }
 
-    func stop() async { await running.stop() }
+    func stop() async { await running.stopAndHoldPort() }
 
     func client(key: String? = TestServer.appKey) -> Client {
         Client(serverURL: URL(string: baseURL)!, transport: AsyncHTTPClientTransport(), middlewares: [KeyHeader(key: key)])

@@ -41,7 +41,7 @@ struct Harness {
 
     func stop() async {
         app.model.shutdown()
-        await running.stop()
+        await running.stopAndHoldPort()
     }
 
     /// Keys as the person types them, each followed by whatever work it started.

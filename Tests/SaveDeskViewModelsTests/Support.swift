@@ -27,6 +27,7 @@ struct Demo {
         let config = try ConfigReader.load(file: try #require(DemoSeed.demoConfigPath))
         let database = try await TestDatabase.prepare(in: serverDirectory)
         if seed { _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: database) }
+        if port != 0 { HeldPorts.release(port) }
         let running = try await SaveDeskBackend.start(
             config: config, databasePath: database, port: port, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         )
@@ -54,7 +55,7 @@ struct Demo {
         try AppModel(serverURL: url, key: Self.operatorKey, dataDirectory: consoleDirectory, timeout: timeout)
     }
 
-    func stop() async { await running.stop() }
+    func stop() async { await running.stopAndHoldPort() }
 
     /// Rows of a table in the server's database.
     func count(_ table: String, where condition: String = "1 = 1") async throws -> Int {
