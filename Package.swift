@@ -38,8 +38,7 @@ let package = Package(
     targets: [
         // Pure rules and models: no I/O, no clock reads.
         .target(
-            name: "RetentionDomain",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+            name: "RetentionDomain"
         ),
         // The HTTP contract (openapi.yaml → generated types, client and server protocol).
         .target(
@@ -83,7 +82,6 @@ let package = Package(
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import RetentionDomain
 import SaveDeskAPI
@@ -64,8 +63,7 @@ public final class Outbox: Sendable {
     /// The outbox folder of one server and key, under `root`: named by the server's host and port
     /// and a digest of the server and the key (the key itself is never written to disk).
     public static func folder(in root: URL, serverURL: URL, key: String) -> URL {
-        let digest = SHA256.hash(data: Data("\(serverURL.absoluteString.lowercased())\n\(key)".utf8))
-            .prefix(8).map { String(format: "%02x", $0) }.joined()
+        let digest = SHA256Digest.hex("\(serverURL.absoluteString.lowercased())\n\(key)".utf8, prefix: 8)
         let host = (serverURL.host ?? "server").filter { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" }
         return root.appendingPathComponent("\(host)-\(serverURL.port.map(String.init) ?? "default")-\(digest)")
     }

@@ -27,6 +27,9 @@ struct ClientFilesTests {
         let other = Outbox.folder(in: root, serverURL: URL(string: "https://desk.example.com")!, key: "sk_test_a")
         #expect(Set([test, live, other]).count == 3)
         #expect(!test.path.contains("sk_test_a"), "the key is never part of a path")
+        // The name an earlier version gave the folder (from swift-crypto's SHA-256) is kept, so what
+        // waits there is still found: computed independently with Python's hashlib.
+        #expect(test.lastPathComponent == "127.0.0.1-8080-a0a86b9194b3a6a6")
         // What an older version left in the shared folder is set aside, not sent to whoever starts.
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try Data("{}".utf8).write(to: root.appendingPathComponent("00000000000000000001.json"))
