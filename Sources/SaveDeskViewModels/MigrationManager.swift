@@ -203,7 +203,7 @@ public final class MigrationManager {
     /// Clears the dismissal (here and on the server) and evaluates again.
     public func resetDismissedState() async {
         do {
-            try await calls.resetOfferDismissal(customerId: userId, idempotencyKey: SaveDeskClient.newIdempotencyKey())
+            _ = try await calls.resetOfferDismissal(customerId: userId, idempotencyKey: SaveDeskClient.newIdempotencyKey())
         } catch {
             loadError = error.message
             return
