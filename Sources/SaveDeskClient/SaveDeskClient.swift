@@ -39,7 +39,11 @@ public final class SaveDeskClient: Sendable {
         self.serverURL = serverURL
         self.outbox = outbox
         let seconds = Int64(timeout.components.seconds)
-        let transport = AsyncHTTPClientTransport(configuration: .init(client: Self.http, timeout: .seconds(max(1, seconds))))
+        let transport: any ClientTransport = if serverURL.scheme?.lowercased() == "http" {
+            PlainHTTPTransport(timeout: timeout)
+        } else {
+            AsyncHTTPClientTransport(configuration: .init(client: Self.http, timeout: .seconds(max(1, seconds))))
+        }
         api = Client(serverURL: serverURL, configuration: .wire, transport: transport, middlewares: [APIKeyHeader(key: key)])
     }
 
@@ -49,6 +53,10 @@ public final class SaveDeskClient: Sendable {
     /// retried once took 20 s to say the server could not be reached. Never shut down (like
     /// `HTTPClient.shared`): it lives as long as the process.
     static let http: HTTPClient = {
+        if oneNetworkThread.withLock({ $0 }) {
+            NIOSingletons.groupLoopCountSuggestion = 1
+            NIOSingletons.blockingPoolThreadCountSuggestion = 1
+        }
         var configuration = HTTPClient.Configuration.singletonConfiguration
         configuration.connectionPool.retryConnectionEstablishment = false
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
@@ -56,11 +64,14 @@ public final class SaveDeskClient: Sendable {
 
     /// For a process that talks to one server a request or two at a time (the console, the
     /// headless commands): one network thread and one blocking-pool thread, not NIO's default of
-    /// one per core, each with its own stack and malloc arena. Call before the first client.
+    /// one per core, each with its own stack and malloc arena. Call before the first client. Only
+    /// an `https://` server needs NIO (see PlainHTTPTransport): the suggestion is applied when its
+    /// HTTP client is first made, so a console on an `http://` server never starts NIO at all.
     public static func useOneNetworkThread() {
-        NIOSingletons.groupLoopCountSuggestion = 1
-        NIOSingletons.blockingPoolThreadCountSuggestion = 1
+        oneNetworkThread.withLock { $0 = true }
     }
+
+    private static let oneNetworkThread = Mutex(false)
 
     /// A fresh Idempotency-Key for one logical call (kept across its retries).
     public static func newIdempotencyKey() -> String { "sd_" + UUID().uuidString.lowercased() }
