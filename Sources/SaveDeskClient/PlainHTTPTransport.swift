@@ -33,11 +33,33 @@ struct PlainHTTPTransport: ClientTransport {
         let message = Self.requestMessage(request, body: requestBody, baseURL: baseURL, host: host, port: baseURL.port)
         let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(1, timeout.components.seconds)) * 1_000_000_000
         let answer = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
-            Thread {
+            let started = Self.detachThread {
                 continuation.resume(with: Result { try Self.exchange(message, host: host, port: port, deadline: deadline) })
-            }.start()
+            }
+            if !started { continuation.resume(throwing: Failure(description: "cannot start a thread for the call")) }
         }
         return try Self.response(from: answer, method: request.method)
+    }
+
+    /// Runs `work` on a new detached thread (a plain pthread: Foundation's Thread brings its run
+    /// loop machinery along). False if the thread could not be made.
+    static func detachThread(_ work: @escaping @Sendable () -> Void) -> Bool {
+        final class Work {
+            let run: @Sendable () -> Void
+            init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+        }
+        let context = Unmanaged.passRetained(Work(work)).toOpaque()
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { context in
+            Unmanaged<Work>.fromOpaque(context!).takeRetainedValue().run()
+            return nil
+        }, context)
+        guard status == 0 else {
+            Unmanaged<Work>.fromOpaque(context).release()
+            return false
+        }
+        pthread_detach(thread)
+        return true
     }
 
     /// The request as it goes on the wire. The framing headers are this transport's own.
