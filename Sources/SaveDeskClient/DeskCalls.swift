@@ -7,7 +7,7 @@ import SaveDeskAPI
 extension SaveDeskClient {
     /// Customers by id, email or name, one page at a time (pages start at 1).
     public func searchCustomers(query: String? = nil, page: Int = 1, perPage: Int = 20) async throws(SaveDeskClientError) -> Wire.CustomerPage {
-        let query = query?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let query = query?.trimmedOfWhitespace
         return try await send(retry: true, {
             try await api.searchCustomers(query: .init(query: query?.isEmpty == false ? query : nil, page: page, perPage: perPage))
         }) { try $0.ok.body.json }

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
+import RetentionDomain
 
 #if canImport(Glibc)
 import Glibc
@@ -190,14 +191,14 @@ struct PlainHTTPTransport: ClientTransport {
         var head = Head(status: status, fields: HTTPFields(), length: nil, chunked: false)
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { throw Failure(description: "a malformed header line") }
-            let name = trimmed(line[..<colon])
-            let value = trimmed(line[line.index(after: colon)...])
+            let name = line[..<colon].trimmedOfWhitespace
+            let value = line[line.index(after: colon)...].trimmedOfWhitespace
             switch name.lowercased() {
             case "content-length":
                 guard let length = Int(value), length >= 0, length <= maximumResponseBytes else { throw Failure(description: "a bad Content-Length") }
                 head.length = length
             case "transfer-encoding":
-                head.chunked = value.lowercased().contains("chunked")
+                head.chunked = value.lowercased().split(separator: ",").last?.trimmedOfWhitespace == "chunked"
             default:
                 if let fieldName = HTTPField.Name(name) { head.fields.append(HTTPField(name: fieldName, value: value)) }
             }
@@ -214,7 +215,7 @@ struct PlainHTTPTransport: ClientTransport {
                 throw Failure(description: "an incomplete chunk")
             }
             let sizeText = String(decoding: bytes[index..<(lineEnd - 1)], as: UTF8.self).split(separator: ";").first ?? ""
-            guard let size = Int(trimmed(sizeText), radix: 16), size >= 0, size <= maximumResponseBytes else {
+            guard let size = Int(sizeText.trimmedOfWhitespace, radix: 16), size >= 0, size <= maximumResponseBytes else {
                 throw Failure(description: "a bad chunk size")
             }
             let start = lineEnd + 1
@@ -239,10 +240,5 @@ struct PlainHTTPTransport: ClientTransport {
         }
         let hasBody = !(method == .head || head.status == 204 || head.status == 304 || head.status < 200)
         return (HTTPResponse(status: .init(code: head.status), headerFields: head.fields), hasBody ? HTTPBody(body) : nil)
-    }
-
-    /// Without the spaces and tabs around it.
-    static func trimmed(_ text: Substring) -> String {
-        String(text.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 }

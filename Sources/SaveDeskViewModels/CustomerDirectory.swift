@@ -85,7 +85,7 @@ public final class CustomerDirectory {
             self.page = result.page
             total = result.total
             selectedIndex = 0
-            let trimmed = query.trimmingCharacters(in: .whitespaces)
+            let trimmed = query.trimmedOfWhitespace
             emptyMessage = result.customers.isEmpty
                 ? (trimmed.isEmpty ? "There are no customers yet." : "No customer matches \u{201C}\(trimmed)\u{201D}.")
                 : nil
