@@ -96,14 +96,8 @@ struct ClientTests {
         // A socket that asks for exactly that port, as the kernel checks it for port 0, is refused.
         let other = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(other) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(other, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        #expect(bound == -1 && errno == EADDRINUSE)
+        let bound = Loopback.bind(other, port: port)
+        #expect(bound == nil && errno == EADDRINUSE)
         // A call to it is refused at once.
         let client = SaveDeskClient(serverURL: server.url, key: LocalServer.appKey, timeout: .seconds(10))
         await #expect(throws: SaveDeskClientError.self) { _ = try await client.cancelFlowConfig() }

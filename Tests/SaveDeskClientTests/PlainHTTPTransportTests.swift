@@ -3,6 +3,7 @@ import HTTPTypes
 import OpenAPIRuntime
 import Synchronization
 import Testing
+import TestSupport
 
 @testable import SaveDeskClient
 
@@ -23,21 +24,12 @@ struct PlainHTTPTransportTests {
 
         init(reply: String?, hold: Duration = .zero) throws {
             let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                    bind(descriptor, pointer, length) == 0 && listen(descriptor, 4) == 0 && getsockname(descriptor, pointer, &length) == 0
-                }
-            }
-            guard bound else {
+            guard let bound = Loopback.bind(descriptor, port: 0), listen(descriptor, 4) == 0 else {
                 close(descriptor)
                 throw PlainHTTPTransport.Failure(description: "cannot listen")
             }
             listener = descriptor
-            port = Int(UInt16(bigEndian: address.sin_port))
+            port = bound
             Thread { [self] in
                 let connection = accept(self.listener, nil, nil)
                 guard connection >= 0 else { return }

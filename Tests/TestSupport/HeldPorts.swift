@@ -26,14 +26,7 @@ public enum HeldPorts {
             guard descriptor >= 0 else { return }
             var one: Int32 = 1
             setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            if bound == 0 { held[port] = descriptor } else { close(descriptor) }
+            if Loopback.bind(descriptor, port: port) != nil { held[port] = descriptor } else { close(descriptor) }
         }
     }
 

@@ -1,0 +1,23 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Loopback sockets for tests that stand in for a server, or hold a port.
+public enum Loopback {
+    /// Binds `descriptor` to 127.0.0.1:`port` (0: a port the kernel picks) and returns the port it
+    /// is bound to; nil when the bind fails (`errno` says why).
+    public static func bind(_ descriptor: Int32, port: Int) -> Int? {
+        guard (0...Int(UInt16.max)).contains(port) else { return nil }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                Glibc.bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+            }
+        }
+        return bound ? Int(UInt16(bigEndian: address.sin_port)) : nil
+    }
+}
