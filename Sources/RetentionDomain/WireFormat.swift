@@ -36,9 +36,11 @@ public enum WireFormat {
     }
 
     /// `2026-11-22T11:10:08Z`: whole seconds, UTC. Computed from the proleptic Gregorian
-    /// calendar directly (no `Calendar`, `TimeZone` or ICU).
+    /// calendar directly (no `Calendar`, `TimeZone` or ICU). A date outside years 0000–9999 (which
+    /// `parseDate` cannot read back) is written as the nearest end of that range, never trapped on.
     public static func formatDate(_ date: Date) -> String {
-        let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+        let interval = date.timeIntervalSince1970
+        let seconds = interval.isNaN ? 0 : Int64(min(max(interval, -62_167_219_200), 253_402_300_799).rounded(.down))
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let time = seconds - days * 86_400
         let (year, month, day) = civil(fromDays: days)

@@ -182,4 +182,13 @@ struct WireFormatTests {
             #expect(abs(parsed.timeIntervalSince(date) - Double(millis) / 1000) < 0.000_1, "\(fractional)")
         }
     }
+
+    /// Dates beyond the four-digit years are written as the nearest end of the range (the
+    /// conversion to whole seconds trapped on them before).
+    @Test func datesOutsideFourDigitYearsAreClampedNotTrappedOn() {
+        #expect(WireFormat.formatDate(Date(timeIntervalSince1970: 1e20)) == "9999-12-31T23:59:59Z")
+        #expect(WireFormat.formatDate(Date(timeIntervalSince1970: -1e20)) == "0000-01-01T00:00:00Z")
+        #expect(WireFormat.formatDate(.distantFuture) == "4001-01-01T00:00:00Z")
+        #expect(WireFormat.parseDate(WireFormat.formatDate(Date(timeIntervalSince1970: 1e20))) != nil)
+    }
 }
