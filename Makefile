@@ -17,7 +17,7 @@ PYTHON_PACKAGES := schemathesis==4.32.5 hypothesis==6.170.15 app-store-server-li
 # The bench's own throwaway venv: Textual, the TUI peer (Benchmarks/textual/customers.py).
 BENCH_VENV := .build/bench-python
 
-.PHONY: test build deps bench bench-tui demo fuzz postgres-demo test-postgres
+.PHONY: test build deps bench bench-tui demo fuzz fuzz-long postgres-demo test-postgres
 
 # Installs whatever of APT_PACKAGES is missing: with apt-get as root, with sudo where it works
 # without a password, otherwise prints the one command to run and stops.
@@ -66,17 +66,23 @@ $(VENV)/.installed:
 	touch $@
 
 # Every test on SQLite; the server, client, command and view-model suites again on PostgreSQL
-# (about 2.5 minutes); then the fuzz stage (schemathesis against a running server, about 1.5 minutes).
+# (about 2.5 minutes); then the fuzz stage (schemathesis against a running server, every phase and
+# check, a new seed each run: about 2 minutes).
 test: deps $(VENV)/.installed
 	$(SWIFT) build --build-tests
 	SAVEDESK_APPLE_PYTHON=$(abspath $(VENV))/bin/python scripts/summarize-failures.sh $(SWIFT) test --skip-build
 	SAVEDESK_APPLE_PYTHON=$(abspath $(VENV))/bin/python scripts/summarize-failures.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
 	scripts/fuzz.sh $$($(SWIFT) build --show-bin-path)/savedesk $(VENV)/bin/schemathesis
 
-# The fuzz stage alone.
+# The fuzz stage alone (FUZZ_SEED=N replays a run; the seed is printed).
 fuzz: deps $(VENV)/.installed
 	$(SWIFT) build --product savedesk && $(SWIFT) build --product savedesk-server
 	scripts/fuzz.sh $$($(SWIFT) build --show-bin-path)/savedesk $(VENV)/bin/schemathesis
+
+# The fuzz stage for 20 minutes (10 per key), generating until the time is spent.
+fuzz-long: deps $(VENV)/.installed
+	$(SWIFT) build --product savedesk && $(SWIFT) build --product savedesk-server
+	FUZZ_SECONDS=600 MIN_REQUESTS=0 scripts/fuzz.sh $$($(SWIFT) build --show-bin-path)/savedesk $(VENV)/bin/schemathesis
 
 # Performance figures (not a test): backend req/s and p50/p99 for GET cancel-flow config, a
 # durable mutation (SQLite; PostgreSQL with one and two instances) and customer search, next to a

@@ -48,6 +48,8 @@ func stringArgument(_ name: String) -> String? {
 
 /// `--tui-only`: the terminal UI figures alone (no HTTP, search or funnel scenarios).
 let tuiOnly = CommandLine.arguments.contains("--tui-only")
+/// `--hostile-only`: the hostile-bodies row alone.
+let hostileOnly = CommandLine.arguments.contains("--hostile-only")
 let seconds = Double(argument("--seconds", default: 4))
 let concurrency = argument("--concurrency", default: 16)
 let runs = argument("--runs", default: 3)
@@ -120,7 +122,11 @@ let directory = FileManager.default.temporaryDirectory.appendingPathComponent("s
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 let database = directory.appendingPathComponent("bench.sqlite").path
 guard let configPath = DemoSeed.demoConfigPath, let seedPath = DemoSeed.demoSeedPath else { fatalError("demo files missing") }
-let config = try ConfigReader.load(file: configPath)
+/// The demo config with rate limits off: these figures measure the server, and sixteen clients on
+/// one address would otherwise measure the limiter (the hostile-bodies row runs with it on).
+let limitedConfig = try ConfigReader.load(file: configPath)
+var config = limitedConfig
+config.rateLimits.enabled = false
 _ = try await DemoSeed.apply(file: seedPath, config: config, databasePath: database)
 let savedesk = try await SaveDeskBackend.start(config: config, databasePath: database)
 // The same server with synchronous=NORMAL, to show what durability against power loss costs.
@@ -131,7 +137,7 @@ let savedeskNormal = try await SaveDeskBackend.start(
 )
 
 // Customer search over 100,000 more customers (test mode, each with a subscription).
-let searchCount = tuiOnly ? 0 : argument("--search-customers", default: 100_000)
+let searchCount = tuiOnly || hostileOnly ? 0 : argument("--search-customers", default: 100_000)
 let searchDatabase = directory.appendingPathComponent("bench-search.sqlite").path
 _ = try await DemoSeed.apply(file: seedPath, config: config, databasePath: searchDatabase)
 try await SearchBench.generate(count: searchCount, databasePath: searchDatabase)
@@ -199,7 +205,7 @@ let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: confi
 
 print("SaveDesk bench · \(machine()) · \(concurrency) concurrent clients · \(runs) runs of \(Int(seconds)) s each")
 print("scenario".padding(toLength: 44, withPad: " ", startingAt: 0) + "  req/s median (min–max)      p50 ms   p99 ms  failures")
-for (scenario, baseURLs) in tuiOnly ? [] : scenarios {
+for (scenario, baseURLs) in tuiOnly || hostileOnly ? [] : scenarios {
     _ = await run(Scenario(name: "", method: scenario.method, path: scenario.path, body: scenario.body, headers: scenario.headers),
                   baseURLs: baseURLs, client: client)  // warm-up
     var results: [RunResult] = []
@@ -213,7 +219,15 @@ for (scenario, baseURLs) in tuiOnly ? [] : scenarios {
 }
 // The cancel-flow funnel over ten million generated responses over 90 days (goal: ≤ 20 ms), on
 // each engine: the real analytics endpoint, all time, one operator, and the last 30 days.
-let funnelCount = tuiOnly ? 0 : argument("--funnel-responses", default: 10_000_000)
+if !tuiOnly {
+    let hostileDatabase = directory.appendingPathComponent("bench-hostile.sqlite").path
+    _ = try await DemoSeed.apply(file: seedPath, config: limitedConfig, databasePath: hostileDatabase)
+    let hostile = try await SaveDeskBackend.start(config: limitedConfig, databasePath: hostileDatabase)
+    await HostileBench.report(baseURL: hostile.baseURL, port: hostile.port, key: "pk_test_savedesk_demo_app_0001", client: client,
+                              seconds: seconds, runs: runs)
+    await hostile.stop()
+}
+let funnelCount = tuiOnly || hostileOnly ? 0 : argument("--funnel-responses", default: 10_000_000)
 if funnelCount > 0 {
     var engines = [("SQLite", database, savedesk.baseURL)]
     if let postgresURL, let first = postgresInstances.first { engines.append(("PostgreSQL", postgresURL, first.baseURL)) }
@@ -240,7 +254,9 @@ if funnelCount > 0 {
 let savedeskBinary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("savedesk").path
 let textualApp = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("textual/customers.py").path
-if FileManager.default.isExecutableFile(atPath: savedeskBinary) {
+if hostileOnly {
+    // the hostile-bodies row alone
+} else if FileManager.default.isExecutableFile(atPath: savedeskBinary) {
     TUIBench.report(binary: savedeskBinary, textualPython: stringArgument("--textual-python"), textualApp: textualApp,
                     server: savedesk.baseURL, key: "sk_test_savedesk_demo_marco_0001")
 } else {

@@ -6,3 +6,11 @@ extension StringProtocol {
         String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
     }
 }
+
+extension StringProtocol {
+    /// Without ASCII control characters (U+0000–U+001F and DEL): text for an error message, a
+    /// log line or a query syntax that reads a NUL as its end.
+    public var removingControlCharacters: String {
+        String(String.UnicodeScalarView(unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
+    }
+}

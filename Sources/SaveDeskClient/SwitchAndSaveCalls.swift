@@ -15,7 +15,7 @@ extension SaveDeskClient {
     public func recordOfferDismissed(userId: String, variantId: Int? = nil, idempotencyKey key: String = newIdempotencyKey()) async throws(SaveDeskClientError) {
         try await send(retry: true, {
             try await api.recordOfferDismissed(headers: .init(idempotencyKey: key), body: .json(.init(
-                userId: userId, flowType: "switch_and_save", variantId: variantId)))
+                userId: userId, flowType: .switchAndSave, variantId: variantId)))
         }) { _ = try $0.ok }
     }
 

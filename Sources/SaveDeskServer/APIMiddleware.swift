@@ -43,7 +43,11 @@ struct APIMiddleware: ServerMiddleware {
             try checkParameters(request, metadata: metadata, operation: operation)
             bodyRead = true
             let data = try await collect(body, request: request, limit: operation.bodyLimit)
-            let parsed: Result<StrictJSON, StrictJSON.Failure>? = data.map { data in Result { () throws(StrictJSON.Failure) in try StrictJSON.parse(data) } }
+            // Read within the operation's limits (lists, strings, values, depth) as it is parsed.
+            let limits = StrictJSON.Limits(maxValues: operation.bodyValueLimit)
+            let parsed: Result<StrictJSON, StrictJSON.Failure>? = data.map { data in
+                Result { () throws(StrictJSON.Failure) in try StrictJSON.parse(data, limits: limits, spec: spec, schema: operation.body) }
+            }
             // Only a call with an Idempotency-Key is bound to its fingerprint.
             if request.headerFields[Self.idempotencyHeader] != nil {
                 scope.fingerprint = Self.fingerprint(operation: operationID, metadata: metadata, body: data, parsed: try? parsed?.get())
@@ -58,18 +62,15 @@ struct APIMiddleware: ServerMiddleware {
             if let parsed, let schema = operation.body {
                 switch parsed {
                 case .success(let json): try validator.check(body: json, schema: schema)
-                case .failure(let failure):
-                    let at = failure.path.isEmpty ? "" : " at \"\(failure.path)\""
-                    throw SaveDeskError.badRequest(
-                        failure.isDuplicateKey ? failure.message : "the body is not valid JSON\(at): \(failure.message)",
-                        code: failure.isDuplicateKey ? "duplicate_key" : "invalid_json"
-                    )
+                case .failure(let failure): throw Self.refusal(failure)
                 }
             }
             try await prepare(scope)
             let forwarded = data.map { HTTPBody($0) }
+            var normalized = request
+            normalized.path = request.path.map(Self.normalizedTarget)
             var (response, responseBody) = try await RequestScope.$current.withValue(scope) {
-                try await next(request, forwarded, metadata)
+                try await next(normalized, forwarded, metadata)
             }
             response.headerFields[Self.requestIdHeader] = requestId
             response.headerFields[.cacheControl] = "no-store"
@@ -80,11 +81,26 @@ struct APIMiddleware: ServerMiddleware {
             if !bodyRead, let body { await Self.drain(body, request: request, limit: spec.operations[operationID]?.bodyLimit ?? 0) }
             let failure = Self.describe(error)
             if failure.status >= 500 {
-                logger.error("request failed", metadata: ["operation": "\(operationID)", "error": "\(error)", "request_id": "\(requestId)"])
+                // The underlying error only: the generated server's wrapper prints the whole
+                // request, headers and all (the redacting handler would still catch a key).
+                let underlying = (error as? ServerError)?.underlyingError ?? error
+                logger.error("request failed", metadata: ["operation": "\(operationID)", "error": "\(underlying)", "request_id": "\(requestId)"])
             } else {
                 logger.info("request refused", metadata: ["operation": "\(operationID)", "code": "\(failure.code)", "request_id": "\(requestId)"])
             }
             return Self.envelope(failure, requestId: requestId)
+        }
+    }
+
+    /// The answer to a body that could not be read within its limits.
+    static func refusal(_ failure: StrictJSON.Failure) -> SaveDeskError {
+        switch failure.kind {
+        case .duplicateKey: return .badRequest(failure.message, code: "duplicate_key")
+        case .tooManyItems, .tooManyValues: return .badRequest(failure.message, code: "too_many_items")
+        case .tooLong: return .unprocessable(failure.message, code: "too_long")
+        case .syntax, .tooDeep:
+            let at = failure.path.isEmpty ? "" : " at \"\(failure.path)\""
+            return .badRequest("the body is not valid JSON\(at): \(failure.message)", code: "invalid_json")
         }
     }
 
@@ -118,14 +134,17 @@ struct APIMiddleware: ServerMiddleware {
         }
     }
 
-    /// The key of a request: `X-ZeroSettle-Key`, or `Authorization: Bearer`.
+    /// The key a request presents: `X-ZeroSettle-Key`, or `Authorization: Bearer`.
+    static func presentedKey(_ headers: HTTPFields) -> String? {
+        if let key = headers[keyHeader] { return key }
+        guard let authorization = headers[.authorization] else { return nil }
+        let parts = authorization.split(separator: " ", maxSplits: 1)
+        return parts.count == 2 && parts[0].lowercased() == "bearer" ? String(parts[1]) : nil
+    }
+
+    /// The key of a request, known to the server.
     func authenticate(_ request: HTTPRequest) throws(SaveDeskError) -> APIKey {
-        var presented = request.headerFields[Self.keyHeader]
-        if presented == nil, let authorization = request.headerFields[.authorization] {
-            let parts = authorization.split(separator: " ", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "bearer" { presented = String(parts[1]) }
-        }
-        guard let presented, !presented.isEmpty else {
+        guard let presented = Self.presentedKey(request.headerFields), !presented.isEmpty else {
             throw .unauthorized("an API key is required (X-ZeroSettle-Key or Authorization: Bearer)")
         }
         guard let key = keys.lookup(presented) else { throw .unauthorized("this API key is not known") }
@@ -135,27 +154,49 @@ struct APIMiddleware: ServerMiddleware {
     // MARK: 2. Parameters
 
     func checkParameters(_ request: HTTPRequest, metadata: ServerRequestMetadata, operation: APISpec.Operation) throws(SaveDeskError) {
-        let query = Self.queryItems(request.path ?? "")
+        let query = try Self.queryItems(request.path ?? "")
         for parameter in operation.parameters {
             let values: [String]
             switch parameter.location {
             case "query": values = query.filter { $0.name == parameter.name }.map(\.value)
-            case "path": values = metadata.pathParameters[parameter.name].map { [String($0).removingPercentEncoding ?? String($0)] } ?? []
+            case "path":
+                if let raw = metadata.pathParameters[parameter.name] { values = [try Self.decode(raw, name: parameter.name)] } else { values = [] }
             case "header": values = HTTPField.Name(parameter.name).map { request.headerFields[values: $0] } ?? []
             default: values = []
             }
+            if values.isEmpty, parameter.required { throw validator.missing(parameter) }
             for value in values { try validator.check(parameter: parameter, raw: value) }
         }
     }
 
-    /// The query of a request target, percent-decoded.
-    static func queryItems(_ target: String) -> [(name: String, value: String)] {
+    /// The query of a request target, percent-decoded (no `+` as a space: the SDK leaves `+`
+    /// as it is). A part that does not decode to UTF-8 text is refused, naming its parameter.
+    static func queryItems(_ target: String) throws(SaveDeskError) -> [(name: String, value: String)] {
         guard let mark = target.firstIndex(of: "?") else { return [] }
-        return target[target.index(after: mark)...].split(separator: "&").map { pair in
+        var items: [(name: String, value: String)] = []
+        for pair in target[target.index(after: mark)...].split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let decode = { (text: Substring) in String(text).removingPercentEncoding ?? String(text) }
-            return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
+            let name = try decode(parts[0], name: "a query parameter's name")
+            items.append((name, parts.count > 1 ? try decode(parts[1], name: name) : ""))
         }
+        return items
+    }
+
+    /// A percent-encoded part of a request target, decoded; 400 when it is not UTF-8.
+    static func decode(_ text: Substring, name: String) throws(SaveDeskError) -> String {
+        guard let decoded = String(text).removingPercentEncoding else {
+            throw .badRequest("\(name) is not valid percent-encoded UTF-8: \"\(RequestValidator.quote(String(text)))\"", code: "invalid_encoding")
+        }
+        return decoded
+    }
+
+    /// The request target with every query part in `name=value` form: the generated server reads
+    /// a bare `?flag` as a malformed query.
+    static func normalizedTarget(_ target: String) -> String {
+        guard let mark = target.firstIndex(of: "?") else { return target }
+        let parts = target[target.index(after: mark)...].split(separator: "&")
+        guard parts.contains(where: { !$0.contains("=") }) else { return target }
+        return String(target[...mark]) + parts.map { $0.contains("=") ? String($0) : $0 + "=" }.joined(separator: "&")
     }
 
     // MARK: 3. Body
@@ -243,16 +284,6 @@ struct APIMiddleware: ServerMiddleware {
     }
 
     static func envelope(_ failure: SaveDeskError, requestId: String) -> (HTTPResponse, HTTPBody?) {
-        let body = Components.Schemas.ErrorBody(
-            error: failure.message, code: failure.code, retryAfter: failure.retryAfter,
-            steps: failure.steps.isEmpty ? nil : failure.steps
-        )
-        let data = (try? JSONEncoder().encode(body)) ?? Data(#"{"error":"error","code":"internal"}"#.utf8)
-        var response = HTTPResponse(status: .init(code: failure.status))
-        response.headerFields[.contentType] = "application/json; charset=utf-8"
-        response.headerFields[requestIdHeader] = requestId
-        response.headerFields[.cacheControl] = "no-store"
-        if let retry = failure.retryAfter { response.headerFields[.retryAfter] = String(Int(retry.rounded(.up))) }
-        return (response, HTTPBody(data))
+        (ErrorEnvelope.head(failure, requestId: requestId), HTTPBody(ErrorEnvelope.body(failure)))
     }
 }

@@ -19,7 +19,7 @@ final class AnalyticsService: Sendable {
 
     func cancelFlow(from: Date?, to: Date?, operatorName: String?) async throws -> Schemas.CancelFlowAnalytics {
         if let from, let to, to <= from {
-            throw SaveDeskError.badRequest("to must be after from", code: "invalid_range")
+            throw SaveDeskError.unprocessable("to must be after from", code: "invalid_range")
         }
         let livemode = RequestScope.current?.livemode ?? false
         let (fromSeconds, toSeconds) = (from?.unixSeconds, to?.unixSeconds)
@@ -77,7 +77,7 @@ final class AnalyticsService: Sendable {
     /// after converting), overall and per variant.
     func switchAndSave(from: Date?, to: Date?) async throws -> Schemas.SwitchAndSaveAnalytics {
         if let from, let to, to <= from {
-            throw SaveDeskError.badRequest("to must be after from", code: "invalid_range")
+            throw SaveDeskError.unprocessable("to must be after from", code: "invalid_range")
         }
         let livemode = RequestScope.current?.livemode ?? false
         return try await store.read { data in

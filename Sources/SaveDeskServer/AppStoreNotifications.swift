@@ -40,7 +40,8 @@ extension AppStoreService {
 
     /// Applies a verified notification inside the caller's transaction: once per UUID, to the
     /// subscription of its original transaction in its mode, only if newer than what it applied.
-    /// Returns "applied", "duplicate", "stale" or "unmatched".
+    /// Returns "applied", "duplicate" (this notification was applied before), "unchanged" (signed in
+    /// the millisecond of what was applied, and saying the same), "stale" or "unmatched".
     func apply(_ verified: VerifiedNotification, _ data: Repositories, at time: Int64? = nil) async throws -> Schemas.StatusResponse {
         let notification = verified.notification
         let received = time ?? clock.now(livemode: verified.livemode).unixSeconds
@@ -48,9 +49,14 @@ extension AppStoreService {
         let otid = verified.originalTransactionId
         var outcome = "unmatched"
         if let otid, var record = try await data.ledger.subscription(originalTransactionId: otid), record.livemode == verified.livemode {
-            if Self.isNewer(notification.signedDate, than: record) {
+            var candidate = record
+            Self.apply(notification, transaction: verified.transaction, renewal: verified.renewal, to: &candidate, now: received)
+            switch Self.ordering(notification.signedDate, record: record, candidate: candidate) {
+            case .stale: outcome = "stale"
+            case .same: outcome = "unchanged"
+            case .apply:
                 let before = record
-                Self.apply(notification, transaction: verified.transaction, renewal: verified.renewal, to: &record, now: received)
+                record = candidate
                 record.appstoreSignedAt = notification.signedDate ?? 0
                 if let renewal = verified.renewal { record.appstoreRenewalSignedAt = renewal.signedDate ?? notification.signedDate ?? 0 }
                 record.updatedAt = received
@@ -66,8 +72,6 @@ extension AppStoreService {
                     beforeState: try ChangeTransaction.json(before), afterState: try ChangeTransaction.json(record),
                     requestId: RequestScope.current?.requestId ?? "app_store"
                 ))
-            } else {
-                outcome = "stale"
             }
         }
         try await data.appStore.recordNotification(

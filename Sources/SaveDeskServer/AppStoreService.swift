@@ -48,10 +48,14 @@ final class AppStoreService: Sendable {
     /// Live data comes from Apple's Production environment only.
     static func isLive(environment: String) -> Bool { environment == "Production" }
 
-    /// Whether signed data (its `signedDate`, ms) is newer than what the record last applied.
-    static func isNewer(_ signedDate: Int64?, than record: SubscriptionRecord?) -> Bool {
-        guard let applied = record?.appstoreSignedAt else { return true }
-        return (signedDate ?? 0) > applied
+    /// Whether signed data (its `signedDate`, ms) that would turn `record` into `candidate` is
+    /// taken (`AppStore.Ordering`: newer, or a tie that changes something without undoing a
+    /// revocation).
+    static func ordering(_ signedDate: Int64?, record: SubscriptionRecord?, candidate: SubscriptionRecord) -> AppStore.Ordering {
+        AppStore.Ordering.decide(
+            signed: signedDate, applied: record?.appstoreSignedAt, changes: record != candidate,
+            undoesRevocation: record?.entitlementStatus == .revoked && candidate.entitlementStatus != .revoked
+        )
     }
 
     // MARK: Synced transactions
@@ -104,20 +108,22 @@ final class AppStoreService: Sendable {
             livemode: live
         )
         let before = existing
-        if Self.isNewer(transaction.signedDate, than: existing) {
-            record.productId = product.id
-            record.currentPeriodEnd = Self.date(transaction.expiresDate) ?? record.currentPeriodEnd
-            // The device's word on auto-renewal counts only until signed renewal info arrives.
-            if let willAutoRenew, record.appstoreRenewalSignedAt == nil { record.willRenew = willAutoRenew }
-            if let revoked = Self.date(transaction.revocationDate) {
-                record.status = Entitlement.Status.revoked.wireValue
-                record.willRenew = false
-                record.accessUntil = revoked
-            } else if let end = record.currentPeriodEnd, end <= now {
-                record.status = Entitlement.Status.expired.wireValue
-            } else if record.entitlementStatus != .gracePeriod && record.entitlementStatus != .pastDue {
-                record.status = Entitlement.Status.active.wireValue
-            }
+        var candidate = record
+        candidate.productId = product.id
+        candidate.currentPeriodEnd = Self.date(transaction.expiresDate) ?? candidate.currentPeriodEnd
+        // The device's word on auto-renewal counts only until signed renewal info arrives.
+        if let willAutoRenew, candidate.appstoreRenewalSignedAt == nil { candidate.willRenew = willAutoRenew }
+        if let revoked = Self.date(transaction.revocationDate) {
+            candidate.status = Entitlement.Status.revoked.wireValue
+            candidate.willRenew = false
+            candidate.accessUntil = revoked
+        } else if let end = candidate.currentPeriodEnd, end <= now {
+            candidate.status = Entitlement.Status.expired.wireValue
+        } else if candidate.entitlementStatus != .gracePeriod && candidate.entitlementStatus != .pastDue {
+            candidate.status = Entitlement.Status.active.wireValue
+        }
+        if existing == nil || Self.ordering(transaction.signedDate, record: existing, candidate: candidate) == .apply {
+            record = candidate
             record.appstoreSignedAt = transaction.signedDate ?? 0
         }
         if let renewal, renewal.originalTransactionId == otid, (renewal.signedDate ?? 0) > (record.appstoreRenewalSignedAt ?? -1) {

@@ -24,7 +24,7 @@ extension AppStoreService {
             case .renewalFailedGrace:
                 let days = request.graceDays ?? 16
                 guard [3, 16, 28].contains(days) else {
-                    throw SaveDeskError.badRequest("grace periods are 3, 16 or 28 days, got \(days)", code: "invalid_grace_days")
+                    throw SaveDeskError.unprocessable("grace periods are 3, 16 or 28 days, got \(days)", code: "invalid_grace_days")
                 }
                 event = ("DID_FAIL_TO_RENEW", "GRACE_PERIOD", period, renewal(record, autoRenew: true, graceEnds: now + Int64(days) * 86_400))
             case .renewalFailed: event = ("DID_FAIL_TO_RENEW", nil, period, renewal(record, autoRenew: true))

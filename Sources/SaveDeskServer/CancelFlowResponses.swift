@@ -33,11 +33,11 @@ extension SubscriptionService {
     private func validate(_ response: Schemas.CancelFlowResponse) throws(SaveDeskError) {
         let questions = config.cancelFlow.config.questions
         guard response.lastStepSeen >= 0, response.lastStepSeen <= questions.count else {
-            throw .badRequest("last_step_seen must be between 0 and \(questions.count), got \(response.lastStepSeen)", code: "invalid_last_step")
+            throw .unprocessable("last_step_seen must be between 0 and \(questions.count) (the questions of this cancel flow), got \(response.lastStepSeen)", code: "invalid_last_step")
         }
         if let days = response.pauseDurationDays,
            let problem = CancelFlow.PauseLength.problem(days, maximumDays: config.cancelFlow.maxPauseDays) {
-            throw .badRequest(problem, code: "invalid_pause_duration")
+            throw .unprocessable(problem, code: "invalid_pause_duration")
         }
         for (index, answer) in response.answers.enumerated() {
             let domain = CancelFlow.Answer(questionId: answer.questionId, selectedOptionId: answer.selectedOptionId)

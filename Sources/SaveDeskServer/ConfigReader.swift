@@ -24,7 +24,9 @@ public enum ConfigReader {
         }
         let issues = IssueCollector()
         let root = TOMLNode(table: table, path: "", issues: issues)
-        root.allowOnly(["products", "cancel_flow", "switch_and_save", "api_keys", "billing", "win_back", "app_store", "server", "checkout"])
+        root.allowOnly([
+            "products", "cancel_flow", "switch_and_save", "api_keys", "billing", "win_back", "app_store", "server", "checkout", "rate_limits",
+        ])
         let products = readProducts(root)
         let cancelFlow = readCancelFlow(root.table("cancel_flow", required: true), issues: issues)
         let campaign = root.table("switch_and_save").flatMap { readCampaign($0, products: products) }
@@ -40,6 +42,7 @@ public enum ConfigReader {
                 products: products, cancelFlow: cancelFlow, campaign: campaign, apiKeys: keys, billing: billing, winBack: winBack,
                 appStore: appStore, server: server, checkout: checkout
             )
+            config?.rateLimits = readRateLimits(root.table("rate_limits"))
             for issue in config?.deploymentIssues(testClock: false) ?? [] { issues.add(issue.path, issue.message) }
             let shared = Set(winBack?.offerCodes ?? []).intersection(cancelFlow.appStoreOffer?.offerCodes ?? [])
             for code in shared.sorted() {
@@ -384,6 +387,44 @@ public enum ConfigReader {
             returnURLSchemes: schemes
         )
     }
+
+    /// `[rate_limits]`: `enabled`, `client_address_header`, and per address and per publishable
+    /// key (`address_…`, `key_…`): `requests_per_second`, `burst_requests`, `bytes_per_second`,
+    /// `burst_bytes`. A burst of bytes must hold the largest body a call accepts.
+    static func readRateLimits(_ node: TOMLNode?) -> ServerConfig.RateLimitSettings {
+        let defaults = ServerConfig.RateLimitSettings()
+        guard let node else { return defaults }
+        let fields = ["requests_per_second", "burst_requests", "bytes_per_second", "burst_bytes"]
+        let perAddress: [String] = fields.map { "address_" + $0 }
+        let perKey: [String] = fields.map { "key_" + $0 }
+        node.allowOnly(Set(["enabled", "client_address_header"] + perAddress + perKey))
+        func budget(_ prefix: String, _ fallback: ServerConfig.RateLimitSettings.Budget) -> ServerConfig.RateLimitSettings.Budget {
+            func value(_ name: String, _ current: Double) -> Double {
+                node.double(prefix + name, in: 0.001...1e12) ?? current
+            }
+            let budget = ServerConfig.RateLimitSettings.Budget(
+                requestsPerSecond: value("requests_per_second", fallback.requestsPerSecond),
+                burstRequests: value("burst_requests", fallback.burstRequests),
+                bytesPerSecond: value("bytes_per_second", fallback.bytesPerSecond), burstBytes: value("burst_bytes", fallback.burstBytes)
+            )
+            if budget.burstRequests < 1 { node.issues.add(node.child(prefix + "burst_requests"), "must be at least 1") }
+            if budget.burstBytes < Double(largestBody) {
+                node.issues.add(node.child(prefix + "burst_bytes"), "must hold the largest body a call accepts (\(largestBody) bytes)")
+            }
+            return budget
+        }
+        let header = node.string("client_address_header", required: false)
+        if let header, header.isEmpty || !header.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) {
+            node.issues.add(node.child("client_address_header"), "must be a header name such as X-Forwarded-For, got \"\(header)\"")
+        }
+        return .init(
+            enabled: node.bool("enabled", default: true), perAddress: budget("address_", defaults.perAddress),
+            perKey: budget("key_", defaults.perKey), clientAddressHeader: header
+        )
+    }
+
+    /// The largest request body any call accepts (`x-savedesk-body-limit` in openapi.yaml).
+    static var largestBody: Int { (try? APISpec.shipped.get())?.operations.values.map(\.bodyLimit).max() ?? 6 << 20 }
 
     static func readCheckout(_ node: TOMLNode?) -> ServerConfig.CheckoutSettings {
         guard let node else { return ServerConfig.CheckoutSettings() }

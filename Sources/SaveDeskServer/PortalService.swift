@@ -33,23 +33,30 @@ final class PortalService: Sendable {
         baseURL.withLock { $0 = "http://\(host):\(port)" }
     }
 
-    /// Where the portal may send the customer back to: https, or an app scheme the config lists.
-    func checkReturnURL(_ text: String) throws(SaveDeskError) {
+    /// Where the portal may send the customer back to: https, or an app scheme the config lists;
+    /// never text with spaces or control characters (a raw CR or LF is never stored). Empty is
+    /// the same as none.
+    func returnURL(_ text: String?) throws(SaveDeskError) -> String? {
+        guard let text, !text.isEmpty else { return nil }
         let allowed = ["https"] + config.server.returnURLSchemes
+        guard !text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
+            throw .unprocessable("return_url must not hold spaces or control characters; percent-encode them", code: "invalid_return_url")
+        }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), allowed.contains(scheme),
             scheme != "https" || url.host?.isEmpty == false
         else {
-            throw .badRequest(
+            throw .unprocessable(
                 "return_url must be an https URL or use one of the app schemes \(config.server.returnURLSchemes); got \"\(RequestValidator.quote(text))\"",
                 code: "invalid_return_url"
             )
         }
+        return text
     }
 
     func createSession(_ request: Schemas.PortalSessionRequest, idempotencyKey: String?) async throws -> Schemas.PortalSessionResponse {
         let minutes = config.billing.portalSessionMinutes
         let base = baseURL.withLock { $0 }
-        if let returnURL = request.returnUrl { try checkReturnURL(returnURL) }
+        let returnURL = try returnURL(request.returnUrl)
         return try await changes.mutate(
             operation: "createCustomerPortalSession", request: request, idempotencyKey: idempotencyKey,
             customerId: request.userId, action: "portal.session_created"
@@ -58,7 +65,7 @@ final class PortalService: Sendable {
             let token = Self.newToken()
             let expires = now + Int64(minutes) * 60
             try await data.portalSessions.insert(.init(
-                token: token, customerId: request.userId, expiresAt: expires, returnUrl: request.returnUrl, usedAt: nil
+                token: token, customerId: request.userId, expiresAt: expires, returnUrl: returnURL, usedAt: nil
             ))
             return ChangeTransaction.Change(
                 output: Schemas.PortalSessionResponse(portalUrl: "\(base)/portal/\(token)", expiresAt: Date(unixSeconds: expires)),

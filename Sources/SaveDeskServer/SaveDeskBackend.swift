@@ -57,6 +57,7 @@ public enum SaveDeskBackend {
         config: ServerConfig, databasePath: String, host: String, port: Int, clock: any ServerClock = SystemClock(),
         options: Options = Options(), logger: Logger
     ) async throws {
+        let logger = RedactingLogHandler.wrap(logger)
         let store = try await Store.open(path: databasePath, durability: options.durability, logger: logger)
         let app: any ApplicationProtocol
         do {
@@ -81,6 +82,7 @@ public enum SaveDeskBackend {
         clock: any ServerClock = SystemClock(), options: Options = Options(testClock: true),
         logger: Logger = Logger(label: "savedesk.server")
     ) async throws -> Running {
+        let logger = RedactingLogHandler.wrap(logger)
         let store = try await Store.open(path: databasePath, durability: options.durability, logger: logger)
         let (bound, continuation) = AsyncStream<Int>.makeStream()
         let app: any ApplicationProtocol
@@ -150,11 +152,13 @@ public enum SaveDeskBackend {
             cancelFlowConfig: try WireMapping.convert(config.cancelFlow.config)
         )
 
-        let router = Router()
+        let keys = KeyRing(config.apiKeys)
+        let router = Router(context: SaveDeskRequestContext.self)
         router.add(middleware: EnvelopeMiddleware(spec: spec))
+        router.add(middleware: RateLimitMiddleware(limiter: RateLimiter(config.rateLimits), keys: keys))
         try handlers.registerHandlers(
             on: router, serverURL: URL(string: "/")!, configuration: .wire,
-            middlewares: [APIMiddleware(keys: KeyRing(config.apiKeys), spec: spec, logger: logger) { key, operation, principal in
+            middlewares: [APIMiddleware(keys: keys, spec: spec, logger: logger) { key, operation, principal in
                 try await changes.storedFingerprint(key: key, operation: operation, principal: principal)
             } prepare: { scope in
                 // Another instance may have moved test time: read the offset it committed.
@@ -227,22 +231,21 @@ struct EnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as HTTPResponseError {
             var status = error.status
-            var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]
+            var headers: HTTPFields = [:]
             let allowed = status == .notFound ? spec.methods(forPath: request.uri.path) : []
             if !allowed.isEmpty {
                 status = .methodNotAllowed
                 headers[.allow] = allowed.joined(separator: ", ")
             }
             let path = RequestValidator.quote(request.uri.path)
-            let message: String
-            let code: String
+            let failure: SaveDeskError
             switch status {
-            case .notFound: (message, code) = ("no such endpoint: \(request.method) \(path)", "no_such_endpoint")
-            case .methodNotAllowed: (message, code) = ("\(path) takes \(allowed.joined(separator: ", ")), not \(request.method)", "method_not_allowed")
-            default: (message, code) = ("\(status.reasonPhrase)", "bad_request")
+            case .notFound: failure = .notFound("no such endpoint: \(request.method) \(path)", code: "no_such_endpoint")
+            case .methodNotAllowed:
+                failure = SaveDeskError(status: 405, code: "method_not_allowed", "\(path) takes \(allowed.joined(separator: ", ")), not \(request.method)")
+            default: failure = SaveDeskError(status: Int(status.code), code: "bad_request", status.reasonPhrase)
             }
-            let body = #"{"error":"\#(message.replacingOccurrences(of: "\\", with: "/").replacingOccurrences(of: "\"", with: "'"))","code":"\#(code)"}"#
-            return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+            return ErrorEnvelope.response(failure, extraHeaders: headers)
         }
     }
 }

@@ -115,6 +115,46 @@ public struct ServerConfig: Sendable {
         }
     }
 
+    /// How much one client address and one publishable key may ask of the server (token buckets:
+    /// a rate and a burst, for requests and for body bytes). Secret operator keys are not limited;
+    /// requests with no key or an unknown one count against their address.
+    public struct RateLimitSettings: Hashable, Sendable {
+        public struct Budget: Hashable, Sendable {
+            public var requestsPerSecond: Double
+            public var burstRequests: Double
+            public var bytesPerSecond: Double
+            public var burstBytes: Double
+
+            public init(requestsPerSecond: Double, burstRequests: Double, bytesPerSecond: Double, burstBytes: Double) {
+                self.requestsPerSecond = requestsPerSecond
+                self.burstRequests = burstRequests
+                self.bytesPerSecond = bytesPerSecond
+                self.burstBytes = burstBytes
+            }
+        }
+
+        public var enabled: Bool
+        /// Each client address (every request but those with a secret key).
+        public var perAddress: Budget
+        /// Each publishable key: all of an app's users together.
+        public var perKey: Budget
+        /// A header that carries the client's address when the server sits behind a proxy (its
+        /// last entry is taken: the one the proxy added). Nil: the connection's peer.
+        public var clientAddressHeader: String?
+
+        public init(
+            enabled: Bool = true,
+            perAddress: Budget = .init(requestsPerSecond: 50, burstRequests: 200, bytesPerSecond: 1_048_576, burstBytes: 16_777_216),
+            perKey: Budget = .init(requestsPerSecond: 2_000, burstRequests: 4_000, bytesPerSecond: 33_554_432, burstBytes: 134_217_728),
+            clientAddressHeader: String? = nil
+        ) {
+            self.enabled = enabled
+            self.perAddress = perAddress
+            self.perKey = perKey
+            self.clientAddressHeader = clientAddressHeader
+        }
+    }
+
     public var products: [ProductConfig]
     public var cancelFlow: CancelFlowSettings
     public var campaign: MigrationCampaign?
@@ -124,6 +164,7 @@ public struct ServerConfig: Sendable {
     public var appStore: AppStoreSettings?
     public var server = ServerSettings()
     public var checkout = CheckoutSettings()
+    public var rateLimits = RateLimitSettings()
 
     /// Whether any key acts on live data.
     public var hasLiveKeys: Bool { apiKeys.contains { $0.mode == .live } }

@@ -61,12 +61,12 @@ extension SubscriptionService {
         let days: Int
         if let requested = request.pauseDurationDays {
             if let problem = CancelFlow.PauseLength.problem(requested, maximumDays: settings.maxPauseDays) {
-                throw SaveDeskError.badRequest(problem, code: "invalid_pause_duration")
+                throw SaveDeskError.unprocessable(problem, code: "invalid_pause_duration")
             }
             days = requested
         } else {
             guard let optionId = request.pauseOptionId ?? settings.defaultPauseOptionId else {
-                throw SaveDeskError.badRequest("name pause_duration_days or pause_option_id", code: "missing_pause_duration")
+                throw SaveDeskError.unprocessable("name pause_duration_days or pause_option_id: this cancel flow has no default pause option", code: "missing_pause_duration")
             }
             guard let option = settings.config.pause?.options.first(where: { $0.id == optionId }) else {
                 throw SaveDeskError.notFound("there is no pause option \(optionId)", code: "unknown_pause_option")

@@ -5,9 +5,6 @@ import SaveDeskAPI
 /// conversions (once per user, attributed to the variant the user last saw).
 extension SwitchAndSaveService {
     func recordImpression(_ request: Schemas.OfferViewedRequest, idempotencyKey: String?) async throws -> Schemas.StatusResponse {
-        guard !request.sessionId.isEmpty else {
-            throw SaveDeskError.badRequest("session_id must not be empty", code: "missing_session_id")
-        }
         _ = try config.requireProduct(request.productId)
         let variant = request.variantId.map(String.init) ?? ""
         return try await changes.mutate(

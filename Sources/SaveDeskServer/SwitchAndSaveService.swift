@@ -124,16 +124,13 @@ final class SwitchAndSaveService: Sendable {
     }
 
     func recordDismissal(_ request: Schemas.OfferDismissedRequest, idempotencyKey: String?) async throws -> Schemas.StatusResponse {
-        guard request.flowType == Self.flowType else {
-            throw SaveDeskError.badRequest("flow_type must be \(Self.flowType), got \"\(request.flowType)\"", code: "unknown_flow_type")
-        }
         return try await changes.mutate(
             operation: "recordOfferDismissed", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
             action: "switch_and_save.dismissed"
         ) { data, now in
             _ = try await data.customers.inScope(request.userId)
             try await data.switchAndSave.recordDismissal(
-                customerId: request.userId, flowType: request.flowType, by: RequestScope.current?.actor ?? "app", at: now,
+                customerId: request.userId, flowType: request.flowType.rawValue, by: RequestScope.current?.actor ?? "app", at: now,
                 variantId: request.variantId.map(String.init)
             )
             return ChangeTransaction.Change(output: Schemas.StatusResponse(status: "dismissed"), before: nil, after: nil)

@@ -58,6 +58,20 @@ struct TOMLNode {
         return number
     }
 
+    /// A number (whole or not); nil when absent.
+    func double(_ key: String, in range: ClosedRange<Double>) -> Double? {
+        guard let value = table[key] else { return nil }
+        guard let number = value.double ?? value.int.map(Double.init) else {
+            issues.add(child(key), "expected a number, got \(value.type)")
+            return nil
+        }
+        guard range.contains(number) else {
+            issues.add(child(key), "must be between \(range.lowerBound) and \(range.upperBound), got \(number)")
+            return nil
+        }
+        return number
+    }
+
     func bool(_ key: String, default fallback: Bool) -> Bool {
         guard let value = table[key] else { return fallback }
         guard let flag = value.bool else {

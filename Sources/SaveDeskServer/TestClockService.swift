@@ -26,7 +26,7 @@ final class TestClockService: Sendable {
         }
         let days = Int64(request.days ?? 0), hours = Int64(request.hours ?? 0)
         guard days + hours > 0 else {
-            throw SaveDeskError.badRequest("give a positive number of days or hours, got days \(days), hours \(hours)", code: "invalid_advance")
+            throw SaveDeskError.unprocessable("give a positive number of days or hours, got days \(days), hours \(hours)", code: "invalid_advance")
         }
         let step = days * 86_400 + hours * 3_600
         let (response, replayed) = try await changes.idempotent(

@@ -66,13 +66,13 @@ final class UpgradeService: Sendable {
         let live = try await data.ledger.subscriptions(customerId: userId)
             .filter { $0.productId == productId && $0.entitlementStatus.isLive }
         guard let subscription = live.last(where: { $0.source == .web }) ?? live.last else {
-            return .failure(.unprocessable("no live \(current.displayName) subscription to upgrade", code: "no_subscription"))
+            return .failure(.unprocessable("no live \(current.displayName) subscription to upgrade", code: "no_active_subscription"))
         }
         guard subscription.entitlementStatus != .paused else {
             return .failure(.unprocessable("\(current.displayName) is paused; resume it before upgrading", code: "paused"))
         }
         guard let target = target(for: current) else {
-            return .failure(.unprocessable("\(current.displayName) is already the highest tier", code: "top_tier"))
+            return .failure(.unprocessable("\(current.displayName) is already the highest tier", code: "already_highest_tier"))
         }
         let targetInterval = target.interval
         if subscription.source == .appStore {
@@ -94,8 +94,7 @@ final class UpgradeService: Sendable {
             try await changes.settlement.settle(data, customerId: userId, now: now)
             switch try await plan(data, userId: userId, productId: productId, now: now) {
             case .failure(let reason):
-                let code = ["no_subscription": "no_active_subscription", "top_tier": "already_highest_tier"][reason.code] ?? reason.code
-                return Schemas.UpgradeOffer(available: false, reason: code, reasonMessage: reason.message)
+                return Schemas.UpgradeOffer(available: false, reason: reason.code, reasonMessage: reason.message)
             case .success(let plan):
                 let webPrice = plan.target.webPrice?.amountMicros ?? 0
                 let storePrice = plan.target.appStorePrice?.amountMicros ?? webPrice

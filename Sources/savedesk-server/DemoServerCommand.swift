@@ -15,11 +15,7 @@ struct DemoServerCommand: AsyncParsableCommand {
     @Option(help: "The demo server's folder (its database).") var dataDir: String
 
     func run() async throws {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .info
-            return handler
-        }
+        ServerLogging.bootstrap(level: .info)
         let logger = Logger(label: "savedesk.demo")
         guard let configPath = DemoSeed.demoConfigPath, let seedPath = DemoSeed.demoSeedPath else {
             FileHandle.standardError.write(Data("error: the demo files are missing from this build\n".utf8))

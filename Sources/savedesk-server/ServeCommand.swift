@@ -21,11 +21,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Let test-mode operator keys move test-mode time forward (demos and QA; refused next to live keys).") var testClock = false
 
     func run() async throws {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = logLevel
-            return handler
-        }
+        ServerLogging.bootstrap(level: logLevel)
         let logger = Logger(label: "savedesk.server")
         let serverConfig: ServerConfig
         do {

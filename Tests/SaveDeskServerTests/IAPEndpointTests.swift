@@ -179,7 +179,7 @@ struct IAPEndpointTests {
     @Test(arguments: [
         (#"{"user_id":"cus_ava","product_id":"premium_monthly","pause_duration_days":-3}"#, 400, "out_of_range"),
         (#"{"user_id":"cus_ava","product_id":"premium_monthly","pause_duration_days":100000}"#, 400, "out_of_range"),
-        (#"{"user_id":"cus_ava","product_id":"premium_monthly","pause_duration_days":200}"#, 400, "invalid_pause_duration"),
+        (#"{"user_id":"cus_ava","product_id":"premium_monthly","pause_duration_days":200}"#, 422, "invalid_pause_duration"),
         (#"{"user_id":"cus_ava","product_id":"premium_monthly","pause_duration_days":"ten"}"#, 400, "invalid_request"),
         (#"{"user_id":"cus_ava"}"#, 400, "invalid_request"),
         (#"{"user_id":"cus_ava","product_id":"#, 400, "invalid_json"),
@@ -237,7 +237,7 @@ struct IAPEndpointTests {
         expectFailure(try await server.app.submitCancelFlowResponse(body: .json(badQuestion)), status: 422, code: "unknown_question")
         var badStep = response
         badStep.lastStepSeen = 12
-        expectFailure(try await server.app.submitCancelFlowResponse(body: .json(badStep)), status: 400, code: "invalid_last_step")
+        expectFailure(try await server.app.submitCancelFlowResponse(body: .json(badStep)), status: 422, code: "invalid_last_step")
         let rows = try await server.withStore { store in
             try await store.exclusive { db in try await db.raw("SELECT outcome, answers FROM cancel_flow_responses").all() }
         }

@@ -82,7 +82,7 @@ struct PortalTests {
         defer { Task { await server.stop() } }
         expectFailure(try await server.app.createCustomerPortalSession(body: .json(.init(userId: "cus_nobody"))), status: 404, code: "unknown_user")
         expectFailure(try await server.app.createCustomerPortalSession(body: .json(.init(userId: "cus_ava", returnUrl: "account"))),
-                      status: 400, code: "invalid_return_url")
+                      status: 422, code: "invalid_return_url")
     }
 
     @Test func returnURLsAreHttpsOrAListedAppSchemeAndLinksUseThePublicBaseURL() async throws {
@@ -93,7 +93,7 @@ struct PortalTests {
         defer { Task { await server.stop() } }
         for bad in ["javascript:alert(document.cookie)", "http://reader.example.com/account", "data:text/html,hi", "https://", "otherapp://x"] {
             expectFailure(try await server.app.createCustomerPortalSession(body: .json(.init(userId: "cus_ava", returnUrl: bad))),
-                          status: 400, code: "invalid_return_url")
+                          status: 422, code: "invalid_return_url")
         }
         let https = try await server.app.createCustomerPortalSession(body: .json(.init(userId: "cus_ava", returnUrl: "https://reader.example.com/a"))).ok.body.json
         #expect(https.portalUrl.hasPrefix("https://billing.reader.example.com/portal/"))

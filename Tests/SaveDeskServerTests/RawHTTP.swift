@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// HTTP/1.1 as bytes on a socket, for what an HTTP client library would tidy up or refuse to
 /// send: paths kept as written (`//`, `/./`, `%2F`), half-sent requests, oversize headers. The
@@ -15,28 +16,33 @@ enum RawHTTP {
 
     /// Sends `request` to 127.0.0.1:`port` and reads until the server closes the connection or
     /// `timeout` passes.
-    static func exchange(port: Int, _ request: Data, timeout: Double = 10) async -> Reply {
+    /// `from`: the loopback address to send from (0x7F00_0002 is 127.0.0.2), for another client
+    /// address than the usual 127.0.0.1.
+    static func exchange(port: Int, _ request: Data, timeout: Double = 10, from: UInt32? = nil) async -> Reply {
         await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: exchangeBlocking(port: port, request, timeout: timeout)) }
+            let thread = Thread { continuation.resume(returning: exchangeBlocking(port: port, request, timeout: timeout, from: from)) }
             thread.start()
         }
     }
 
-    static func exchange(port: Int, _ request: String, timeout: Double = 10) async -> Reply {
-        await exchange(port: port, Data(request.utf8), timeout: timeout)
+    static func exchange(port: Int, _ request: String, timeout: Double = 10, from: UInt32? = nil) async -> Reply {
+        await exchange(port: port, Data(request.utf8), timeout: timeout, from: from)
     }
 
     /// A GET of `target` exactly as written.
-    static func get(port: Int, _ target: String, key: String?, extraHeaders: String = "") async -> Reply {
+    static func get(port: Int, _ target: String, key: String?, extraHeaders: String = "", from: UInt32? = nil) async -> Reply {
         let keyLine = key.map { "X-ZeroSettle-Key: \($0)\r\n" } ?? ""
-        return await exchange(port: port, "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(keyLine)\(extraHeaders)Connection: close\r\n\r\n")
+        return await exchange(port: port, "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(keyLine)\(extraHeaders)Connection: close\r\n\r\n", from: from)
     }
 
-    private static func exchangeBlocking(port: Int, _ request: Data, timeout: Double) -> Reply {
+    private static func exchangeBlocking(port: Int, _ request: Data, timeout: Double, from: UInt32?) -> Reply {
         let started = Date()
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return Reply(status: 0, head: "", body: "socket failed", closed: true, seconds: 0) }
         defer { close(fd) }
+        if let from, Loopback.bind(fd, port: 0, host: from) == nil {
+            return Reply(status: 0, head: "", body: "bind failed", closed: true, seconds: 0)
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -47,7 +47,7 @@ struct SwitchAndSaveEndpointTests {
     @Test func aDismissalIsSeenByEveryConsoleUntilReset() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
-        let recorded = try await server.app.recordOfferDismissed(body: .json(.init(userId: "cus_chloe", flowType: "switch_and_save")))
+        let recorded = try await server.app.recordOfferDismissed(body: .json(.init(userId: "cus_chloe", flowType: .switchAndSave)))
         #expect(try recorded.ok.body.json.status == "dismissed")
         // Another console (an operator's key) sees it, with who and when.
         let seen = try await server.client(key: "sk_test_savedesk_demo_priya_0001").getUserOffer(query: .init(userId: "cus_chloe")).ok.body.json
@@ -60,8 +60,10 @@ struct SwitchAndSaveEndpointTests {
         let actions = try await server.desk.getCustomerTimeline(path: .init(customerId: "cus_chloe")).ok.body.json.events.map(\.action)
         // The second reset changed nothing, so it left no audit row.
         #expect(actions.prefix(2) == ["switch_and_save.dismissal_reset", "switch_and_save.dismissed"])
-        expectFailure(try await server.app.recordOfferDismissed(body: .json(.init(userId: "cus_chloe", flowType: "paywall"))),
-                      status: 400, code: "unknown_flow_type")
+        for flow in ["paywall", ""] {
+            let other = try await server.raw(.POST, "/v1/iap/offer-dismissed", body: #"{"user_id":"cus_chloe","flow_type":"\#(flow)"}"#)
+            #expect(other.status == 400 && other.body.contains("invalid_value") && other.body.contains("switch_and_save"), "\(other.body)")
+        }
         expectFailure(try await server.app.resetOfferDismissal(path: .init(customerId: "cus_chloe")), status: 403, code: "secret_key_required")
     }
 }
@@ -126,7 +128,7 @@ struct CancelFlowAnalyticsTests {
         let empty = try await marco.getCancelFlowAnalytics(query: .init(_operator: "Nobody")).ok.body.json
         #expect(empty.outcomes.total == 0 && empty.outcomes.saveRate == 0)
         expectFailure(try await marco.getCancelFlowAnalytics(query: .init(from: TestServer.start, to: TestServer.start)),
-                      status: 400, code: "invalid_range")
+                      status: 422, code: "invalid_range")
         expectFailure(try await app.getCancelFlowAnalytics(), status: 403, code: "secret_key_required")
     }
 }

@@ -54,7 +54,7 @@ struct SwitchAndSaveRunTests {
         expectFailure(try await server.desk.simulateAppStoreEvent(body: .json(.init(originalTransactionId: "nope", event: .refund))),
                       status: 404, code: "unknown_transaction")
         expectFailure(try await server.desk.simulateAppStoreEvent(body: .json(.init(originalTransactionId: "2000000810000001", event: .renewalFailedGrace, graceDays: 10))),
-                      status: 400, code: "invalid_grace_days")
+                      status: 422, code: "invalid_grace_days")
     }
 
     /// eligible → checkout → paid → accepted → Apple auto-renew off → completed → App Store expiry

@@ -49,7 +49,8 @@ struct TestServer {
 
     static func start(
         directory: URL? = nil, clock: ManualClock? = nil, seed: Bool = true, config: ServerConfig? = nil, testClock: Bool = true,
-        readTimeout: Duration? = nil, purgeInterval: Duration = .seconds(600), seedFile: String? = nil
+        readTimeout: Duration? = nil, purgeInterval: Duration = .seconds(600), seedFile: String? = nil,
+        logger: Logger = .init(label: "test") { _ in SwiftLogNoOpLogHandler() }
     ) async throws -> TestServer {
         let directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-test-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -63,7 +64,7 @@ struct TestServer {
             config: config, databasePath: path, clock: clock, options: .init(
                 testClock: testClock, purgeInterval: purgeInterval, readTimeout: readTimeout, dataDirectory: directory.path
             ),
-            logger: .init(label: "test") { _ in SwiftLogNoOpLogHandler() }
+            logger: logger
         )
         return TestServer(running: running, clock: clock, directory: directory, config: config)
     }

@@ -61,7 +61,7 @@ struct UpgradeTests {
         #expect(!paused.available && paused.reason == "paused" && paused.reasonMessage?.contains("resume it") == true)
         expectFailure(try await server.app.getUpgradeOffer(query: .init(userId: "cus_nobody", productId: "basic_monthly")), status: 404, code: "unknown_user")
         expectFailure(try await server.app.executeUpgrade(body: .json(.init(userId: "cus_ava", currentProductId: "premium_monthly", targetProductId: "basic_monthly"))),
-                      status: 422, code: "top_tier")
+                      status: 422, code: "already_highest_tier")
         let answered = try await server.app.respondToUpgradeOffer(body: .json(.init(userId: "cus_farah", currentProductId: "basic_monthly", targetProductId: "premium_monthly", outcome: .declined)))
         #expect(try answered.ok.body.json.status == "recorded")
         #expect(try await server.desk.getCustomerTimeline(path: .init(customerId: "cus_farah")).ok.body.json.events[0].action == "upgrade_offer.declined")

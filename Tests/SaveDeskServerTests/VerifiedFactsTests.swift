@@ -1,4 +1,5 @@
 import Foundation
+import RetentionDomain
 import SaveDeskAPI
 import Testing
 import X509
@@ -60,6 +61,51 @@ struct VerifiedFactsTests {
         let late = try await notification("DID_RENEW", otid: "2000000810000002", signedDate: t3, ca: ca)
         #expect(try await server.client(key: nil).receiveAppStoreNotification(body: .json(.init(signedPayload: late))).ok.body.json.status == "stale")
         #expect(try await state(server, "cus_ben").lifecycle.state == "expired")
+    }
+
+    /// Two notifications can be signed in one millisecond: what differs is applied, the same again
+    /// changes nothing, and a tie never undoes a refund.
+    @Test func dataSignedInTheSameMillisecondIsAppliedWhenItDiffersAndNeverLosesARefund() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let ca = try LocalStoreKitCA.loadOrCreate(in: server.directory)
+        func receive(_ payload: String) async throws -> String {
+            try await server.client(key: nil).receiveAppStoreNotification(body: .json(.init(signedPayload: payload))).ok.body.json.status
+        }
+        let tie = SignedDates.next()
+        let synced = try await ca.sign(transaction(Self.chloe, signedDate: tie))
+        #expect(try await server.app.syncStoreKitTransaction(body: .json(.init(jwsRepresentation: synced, userId: "cus_chloe"))).ok.body.json.owned)
+        // A refund signed in the millisecond of the synced transaction: applied, not "stale".
+        #expect(try await receive(try await notification("REFUND", otid: Self.chloe, signedDate: tie, ca: ca)) == "applied")
+        #expect(try await state(server, "cus_chloe").lifecycle.state == "revoked")
+        // A renewal of the same millisecond would undo it: kept out.
+        #expect(try await receive(try await notification("DID_RENEW", otid: Self.chloe, signedDate: tie, ca: ca)) == "stale")
+        // The same refund again (another notification): nothing to change.
+        #expect(try await receive(try await notification("REFUND", otid: Self.chloe, signedDate: tie, ca: ca)) == "unchanged")
+        #expect(try await state(server, "cus_chloe").lifecycle.state == "revoked")
+        // The synced transaction again, at the tie: it would revive the subscription, so it does not.
+        _ = try await server.app.syncStoreKitTransaction(body: .json(.init(jwsRepresentation: synced, userId: "cus_chloe"))).ok
+        #expect(try await state(server, "cus_chloe").lifecycle.state == "revoked")
+
+        // Ben: a renewal-off signed in the millisecond of an applied renewal is applied.
+        let ben = "2000000810000002", benTie = SignedDates.next()
+        #expect(try await receive(try await notification("DID_RENEW", otid: ben, signedDate: benTie, ca: ca)) == "applied")
+        let off = AppStoreRenewalInfo(originalTransactionId: ben, productId: Self.premium, autoRenewStatus: 0, expirationIntent: nil,
+                                      gracePeriodExpiresDate: nil, isInBillingRetryPeriod: nil, environment: "Sandbox", signedDate: benTie)
+        #expect(try await receive(try await notification("DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", otid: ben,
+                                                         signedDate: benTie, ca: ca, renewal: off)) == "applied")
+        #expect(try await state(server, "cus_ben").entitlement.willRenew == false)
+    }
+
+    @Test func theOrderingRule() {
+        typealias Ordering = AppStore.Ordering
+        #expect(Ordering.decide(signed: 5, applied: nil, changes: false, undoesRevocation: false) == .apply)
+        #expect(Ordering.decide(signed: 6, applied: 5, changes: false, undoesRevocation: true) == .apply)
+        #expect(Ordering.decide(signed: 4, applied: 5, changes: true, undoesRevocation: false) == .stale)
+        #expect(Ordering.decide(signed: 5, applied: 5, changes: true, undoesRevocation: false) == .apply)
+        #expect(Ordering.decide(signed: 5, applied: 5, changes: false, undoesRevocation: false) == .same)
+        #expect(Ordering.decide(signed: 5, applied: 5, changes: true, undoesRevocation: true) == .stale)
+        #expect(Ordering.decide(signed: nil, applied: 0, changes: true, undoesRevocation: false) == .apply)
     }
 
     @Test func aDevicesWordNeverOutranksSignedRenewalInfo() async throws {

@@ -4,14 +4,15 @@ import Glibc
 
 /// Loopback sockets for tests that stand in for a server, or hold a port.
 public enum Loopback {
-    /// Binds `descriptor` to 127.0.0.1:`port` (0: a port the kernel picks) and returns the port it
-    /// is bound to; nil when the bind fails (`errno` says why).
-    public static func bind(_ descriptor: Int32, port: Int) -> Int? {
+    /// Binds `descriptor` to 127.0.0.1:`port` (or another loopback address `host`, such as
+    /// 0x7F00_0002 for 127.0.0.2; port 0: a port the kernel picks) and returns the port it is
+    /// bound to; nil when the bind fails (`errno` says why).
+    public static func bind(_ descriptor: Int32, port: Int, host: UInt32 = 0x7F00_0001) -> Int? {
         guard (0...Int(UInt16.max)).contains(port) else { return nil }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        address.sin_addr.s_addr = in_addr_t(host).bigEndian
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in

@@ -1,3 +1,4 @@
+import RetentionDomain
 import SQLKit
 
 /// Customers, and the operators' search over them.
@@ -60,9 +61,8 @@ struct SQLCustomerRepository: CustomerRepository {
                 matched += "SELECT * FROM customers WHERE livemode = \(bind: livemode)"
                 matched += " AND (lower(email) LIKE \(bind: pattern) ESCAPE '\\' OR lower(name) LIKE \(bind: pattern) ESCAPE '\\')"
             } else if text.count >= 3 {
-                let phrase = "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
                 matched += "SELECT customers.* FROM customer_search JOIN customers ON customers.rowid = customer_search.rowid"
-                matched += " WHERE customer_search MATCH \(bind: phrase) AND customers.livemode = \(bind: livemode)"
+                matched += " WHERE customer_search MATCH \(bind: Self.phrase(text)) AND customers.livemode = \(bind: livemode)"
             } else {
                 let upper = text + "\u{10FFFF}"
                 matched += "SELECT * FROM customers WHERE livemode = \(bind: livemode) AND lower(name) >= \(bind: text) AND lower(name) < \(bind: upper)"
@@ -76,5 +76,13 @@ struct SQLCustomerRepository: CustomerRepository {
         let rows = try await db.raw(pageQuery).all()
         let customers = try rows.map { try $0.decode(model: CustomerRecord.self, with: SQLCoding.rowDecoder) }
         return (customers, try rows.first?.decode(column: "total", as: Int.self))
+    }
+
+    /// `text` as one FTS5 phrase, bound as a value: its quotes doubled, so operators, column
+    /// filters and `*` in it are only text; control characters dropped (FTS5 reads a NUL as the
+    /// end of the query, and no name or email holds one).
+    static func phrase(_ text: String) -> String {
+        let clean = text.removingControlCharacters
+        return "\"" + clean.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }

@@ -37,6 +37,9 @@ struct APISpec: Sendable {
         var parameters: [Parameter]
         var body: Schema?
         var bodyRequired: Bool
+        /// The most JSON values a body may hold (`StrictJSON.Limits.maxValues`): twice what a
+        /// body the schema allows can hold (room for fields the server ignores), at least 256.
+        var bodyValueLimit: Int = StrictJSON.Limits().maxValues
     }
 
     /// A JSON schema, as far as the server enforces it. Immutable once read.
@@ -56,6 +59,8 @@ struct APISpec: Sendable {
         let maxProperties: Int?
         let enumValues: [String]?
         let format: String?
+        /// The one pattern the spec uses: `APISpec.noNUL`.
+        let pattern: String?
         /// Alternatives, told apart by their required keys (a sync or a reconcile).
         let oneOf: [Schema]
 
@@ -63,7 +68,7 @@ struct APISpec: Sendable {
             ref: String? = nil, type: String? = nil, properties: [String: Schema] = [:], required: [String] = [],
             items: Schema? = nil, additionalProperties: Schema? = nil, minimum: Int64? = nil, maximum: Int64? = nil,
             minLength: Int? = nil, maxLength: Int? = nil, maxItems: Int? = nil, maxProperties: Int? = nil,
-            enumValues: [String]? = nil, format: String? = nil, oneOf: [Schema] = []
+            enumValues: [String]? = nil, format: String? = nil, pattern: String? = nil, oneOf: [Schema] = []
         ) {
             self.ref = ref
             self.type = type
@@ -79,6 +84,7 @@ struct APISpec: Sendable {
             self.maxProperties = maxProperties
             self.enumValues = enumValues
             self.format = format
+            self.pattern = pattern
             self.oneOf = oneOf
         }
     }
@@ -88,6 +94,10 @@ struct APISpec: Sendable {
     }
 
     static let defaultBodyLimit = 64 * 1024
+    /// "No U+0000 in this text": the only `pattern` the spec uses (on every request string the
+    /// server stores or looks up). The validator enforces it; another pattern is refused at load,
+    /// so the spec can never ask for a check the server does not make.
+    static let noNUL = "^[^\\u0000]*$"
 
     var operations: [String: Operation]
     var schemas: [String: Schema]
@@ -157,13 +167,57 @@ struct APISpec: Sendable {
                 }
                 let content = node["requestBody"]?["content"]?["application/json"]?["schema"]
                 let limit = node["x-savedesk-body-limit"]?.int ?? defaultBodyLimit
+                let body = try content.map(schema)
                 operations[id] = Operation(
                     id: id, method: method, path: path, audience: audience, bodyLimit: limit, parameters: parameters,
-                    body: try content.map(schema), bodyRequired: node["requestBody"]?["required"]?.bool ?? false
+                    body: body, bodyRequired: node["requestBody"]?["required"]?.bool ?? false
                 )
             }
         }
-        return APISpec(operations: operations, schemas: schemas)
+        var spec = APISpec(operations: operations, schemas: schemas)
+        for (id, operation) in spec.operations {
+            guard let body = operation.body, let most = spec.mostValues(body) else { continue }
+            spec.operations[id]?.bodyValueLimit = max(2 * most, 256)
+        }
+        return spec
+    }
+
+    /// The most JSON values a document of `schema` can hold, or nil when the schema sets no bound
+    /// (a list without `maxItems`, a map without `maxProperties`).
+    func mostValues(_ unresolved: Schema, depth: Int = 0) -> Int? {
+        let schema = resolve(unresolved)
+        guard depth < 32 else { return nil }
+        if !schema.oneOf.isEmpty {
+            var most = 0
+            for alternative in schema.oneOf {
+                guard let count = mostValues(alternative, depth: depth + 1) else { return nil }
+                most = max(most, count)
+            }
+            return most
+        }
+        switch schema.type {
+        case "object":
+            var total = 1
+            for property in schema.properties.values {
+                guard let count = mostValues(property, depth: depth + 1) else { return nil }
+                total += count
+            }
+            if let additional = schema.additionalProperties {
+                guard let entries = schema.maxProperties, let count = mostValues(additional, depth: depth + 1) else { return nil }
+                total += entries * count
+            }
+            return total
+        case "array":
+            guard let items = schema.maxItems else { return nil }
+            var each = 1
+            if let itemSchema = schema.items {
+                guard let count = mostValues(itemSchema, depth: depth + 1) else { return nil }
+                each = count
+            }
+            return 1 + items * each
+        default:
+            return 1
+        }
     }
 
     private static func parameter(_ node: Node) throws -> Parameter {
@@ -171,6 +225,14 @@ struct APISpec: Sendable {
             throw InvalidSpec(description: "a parameter needs name, in and schema")
         }
         return Parameter(name: name, location: location, required: node["required"]?.bool ?? false, schema: try schema(schemaNode))
+    }
+
+    private static func pattern(_ node: Node) throws -> String? {
+        guard let pattern = node["pattern"]?.string else { return nil }
+        guard pattern == noNUL else {
+            throw InvalidSpec(description: "the pattern \(pattern) is not one the server checks (only \(noNUL))")
+        }
+        return pattern
     }
 
     private static func schema(_ node: Node) throws -> Schema {
@@ -183,7 +245,7 @@ struct APISpec: Sendable {
             additionalProperties: try additional.map(schema), minimum: node["minimum"]?.int.map(Int64.init),
             maximum: node["maximum"]?.int.map(Int64.init), minLength: node["minLength"]?.int, maxLength: node["maxLength"]?.int,
             maxItems: node["maxItems"]?.int, maxProperties: node["maxProperties"]?.int,
-            enumValues: node["enum"]?.sequence?.compactMap(\.string), format: node["format"]?.string,
+            enumValues: node["enum"]?.sequence?.compactMap(\.string), format: node["format"]?.string, pattern: try pattern(node),
             oneOf: try (node["oneOf"]?.sequence ?? []).map(schema)
         )
     }

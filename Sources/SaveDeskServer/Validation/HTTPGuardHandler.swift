@@ -3,6 +3,7 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
 
 /// Sits on every connection, after HTTP decoding and before Hummingbird: a request must arrive
 /// whole in time (its head within `headTimeout` of the connection opening or the last answer, its
@@ -21,6 +22,11 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
         /// How long an idle kept-alive connection stays open.
         var idleTimeout: TimeAmount = .seconds(30)
         var maxTargetLength = 8 * 1024
+        /// How long a connection answered `Connection: close` keeps dropping what the client
+        /// still sends before it is closed.
+        var lingerTimeout: TimeAmount = .seconds(2)
+        /// …and how much of it: a hostile sender is cut off after this many bytes.
+        var lingerBytes = 256 * 1024
     }
 
     private enum State {
@@ -36,6 +42,10 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let limits: Limits
     private var state = State.waitingForHead
     private var responseStarted = false
+    /// The answer being written says `Connection: close`.
+    private var closeAfterAnswer = false
+    /// Bytes dropped since the connection started closing.
+    private var lingered = 0
     private var answered = 0
     private var timer: Scheduled<Void>?
 
@@ -43,6 +53,13 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         if context.channel.isActive { arm(context, after: limits.headTimeout) }
+        // HTTP/1.0 without keep-alive (or `Connection: close`) must be closed after its answer;
+        // the HTTP-types conversion after the HTTP/1 decoder drops the version, so this is said
+        // before it, as a header the server acts on.
+        let pipeline = context.pipeline.syncOperations
+        if let codec = try? pipeline.context(handlerType: HTTP1ToHTTPServerCodec.self) {
+            try? pipeline.addHandler(KeepAliveMarker(), position: .before(codec.handler))
+        }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) { disarm() }
@@ -58,34 +75,55 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .closing = state else {
-            switch unwrapInboundIn(data) {
-            case .head(let head):
-                if (head.path?.utf8.count ?? 0) > limits.maxTargetLength {
-                    refuse(context, status: .uriTooLong, code: "uri_too_long",
-                           "the request target is over \(limits.maxTargetLength) bytes; send long values in a body")
-                    return
-                }
-                state = .readingBody
-                arm(context, after: limits.bodyTimeout)
-            case .body:
-                break
-            case .end:
-                state = .answering
-                disarm()
+        if case .closing = state {
+            // Lingering after a refusal: what the client still sends is dropped, up to a bound.
+            if case .body(let chunk) = unwrapInboundIn(data) {
+                lingered += chunk.readableBytes
+                if lingered > limits.lingerBytes { context.close(promise: nil) }
             }
-            context.fireChannelRead(data)
             return
         }
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            if (head.path?.utf8.count ?? 0) > limits.maxTargetLength {
+                refuse(context, status: .uriTooLong, code: "uri_too_long",
+                       "the request target is over \(limits.maxTargetLength) bytes; send long values in a body")
+                return
+            }
+            state = .readingBody
+            arm(context, after: limits.bodyTimeout)
+        case .body:
+            break
+        case .end:
+            state = .answering
+            disarm()
+        }
+        context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head(let head) where head.status.kind != .informational:
             responseStarted = true
+            closeAfterAnswer = head.headerFields[.connection]?.lowercased() == "close"
         case .end:
             answered += 1
             responseStarted = false
+            if closeAfterAnswer {
+                // An answer that ends the connection (a refusal before the body was read): once it
+                // is written, stop writing and drop (not parse) what the client is still sending
+                // for a moment, so it reads the answer rather than a reset; then close.
+                state = .closing
+                disarm()
+                let written = context.eventLoop.makePromise(of: Void.self)
+                written.futureResult.whenComplete { [self, context] result in
+                    promise?.completeWith(result)
+                    context.close(mode: .output, promise: nil)
+                    arm(context, after: limits.lingerTimeout)
+                }
+                context.writeAndFlush(data, promise: written)
+                return
+            }
             if case .answering = state {
                 state = .waitingForHead
                 arm(context, after: limits.idleTimeout)
@@ -122,7 +160,9 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
             case .waitingForHead, .readingBody:
                 refuse(context, status: .requestTimeout, code: "request_timeout",
                        "the request did not arrive in time; send it whole and promptly")
-            case .answering, .closing:
+            case .closing:
+                context.close(promise: nil)
+            case .answering:
                 break
             }
         }
@@ -142,14 +182,29 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.close(promise: nil)
             return
         }
-        let body = #"{"error":"\#(message)","code":"\#(code)"}"#
-        var head = HTTPResponse(status: status)
-        head.headerFields[.contentType] = "application/json; charset=utf-8"
-        head.headerFields[.contentLength] = String(body.utf8.count)
+        let failure = SaveDeskError(status: status.code, code: code, message)
+        let body = ErrorEnvelope.body(failure)
+        var head = ErrorEnvelope.head(failure)
+        head.headerFields[.contentLength] = String(body.count)
         head.headerFields[.connection] = "close"
-        head.headerFields[.cacheControl] = "no-store"
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(string: body))), promise: nil)
+        context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+    }
+}
+
+/// Marks a request the client wants closed after its answer (HTTP/1.0 without `keep-alive`,
+/// or `Connection: close`) with `Connection: close`, which survives the conversion to HTTP types.
+final class KeepAliveMarker: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .head(var head) = unwrapInboundIn(data), !head.isKeepAlive else {
+            context.fireChannelRead(data)
+            return
+        }
+        head.headers.replaceOrAdd(name: "connection", value: "close")
+        context.fireChannelRead(wrapInboundOut(.head(head)))
     }
 }

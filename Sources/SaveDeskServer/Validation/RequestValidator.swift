@@ -1,19 +1,25 @@
 import Foundation
+import RetentionDomain
 
 /// Checks a request against the limits `openapi.yaml` declares, before any handler (and any
-/// arithmetic) sees it: integer ranges, string lengths, list sizes, closed enums, required fields
-/// and types. Every refusal names the field or parameter. Strings over their length are 422 (the
-/// text is fine JSON, just too much of it); everything else is 400.
+/// arithmetic) sees it: integer ranges, string lengths and characters, date-times, closed enums,
+/// required fields and parameters, and types. Every refusal names the field or parameter. Strings
+/// over their length are 422 (the text is fine JSON, just too much of it); everything else is 400.
+/// (Lists and strings in a body are held to their limits while the body is read: `StrictJSON`.)
 struct RequestValidator: Sendable {
     let spec: APISpec
 
-    /// A query, path or header value as sent.
+    /// A query, path or header value as sent (percent-decoded).
     func check(parameter: APISpec.Parameter, raw: String) throws(SaveDeskError) {
         let schema = spec.resolve(parameter.schema)
         switch schema.type {
         case "integer":
-            let value = try integer(raw, schema: schema, name: parameter.name)
-            _ = value
+            // A query value is digits: the generated server reads it as Swift reads an integer.
+            let digits = raw.hasPrefix("-") ? raw.dropFirst() : Substring(raw)
+            guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                throw .badRequest("\(parameter.name) should be a whole number, got \"\(Self.quote(raw))\"", code: "invalid_request")
+            }
+            try range(Int64(raw).map { .value($0) } ?? .outOfRange, text: raw, schema: schema, name: parameter.name)
         case "boolean":
             guard raw == "true" || raw == "false" else {
                 throw .badRequest("\(parameter.name) must be true or false, got \"\(Self.quote(raw))\"", code: "invalid_request")
@@ -21,6 +27,12 @@ struct RequestValidator: Sendable {
         default:
             try string(raw, schema: schema, name: parameter.name)
         }
+    }
+
+    /// A required parameter the request does not have.
+    func missing(_ parameter: APISpec.Parameter) -> SaveDeskError {
+        let place = parameter.location == "query" ? "query parameter" : parameter.location == "path" ? "path segment" : "header"
+        return .badRequest("the \(place) \(parameter.name) is required", code: "missing_parameter")
     }
 
     /// A request body, read strictly.
@@ -53,9 +65,6 @@ struct RequestValidator: Sendable {
                     throw .badRequest("field \"\(Self.join(path, key))\" must not be null", code: "invalid_request")
                 }
             }
-            if let most = schema.maxProperties, members.count > most {
-                throw .badRequest("\(name) has \(members.count) entries; at most \(most)", code: "too_many_items")
-            }
             for member in members {
                 if case .null = member.value, schema.properties[member.key] != nil {
                     // The spec has no nullable fields: an optional field is left out, never null.
@@ -69,16 +78,17 @@ struct RequestValidator: Sendable {
                 }
             }
         case ("array", .array(let items)):
-            if let most = schema.maxItems, items.count > most {
-                throw .badRequest("\(name) has \(items.count) items; at most \(most)", code: "too_many_items")
-            }
             if let itemSchema = schema.items {
                 for (index, item) in items.enumerated() { try check(item, schema: itemSchema, path: "\(path)[\(index)]") }
             }
         case ("string", .string(let text)):
             try string(text, schema: schema, name: name)
         case ("integer", .number(let text)):
-            _ = try integer(text, schema: schema, name: name)
+            // JSON Schema's integer: any number with no fractional part (4, 4.0, 4e0).
+            guard let whole = StrictJSON.wholeNumber(text) else {
+                throw .badRequest("\(name) should be a whole number, got \(Self.quote(text))", code: "invalid_request")
+            }
+            try range(whole, text: text, schema: schema, name: name)
         case ("number", .number):
             return
         case ("boolean", .bool):
@@ -88,13 +98,9 @@ struct RequestValidator: Sendable {
         }
     }
 
-    private func integer(_ text: String, schema: APISpec.Schema, name: String) throws(SaveDeskError) -> Int64 {
-        let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
-        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else {
-            throw .badRequest("\(name) should be a whole number, got \(Self.quote(text))", code: "invalid_request")
-        }
+    private func range(_ whole: StrictJSON.Whole, text: String, schema: APISpec.Schema, name: String) throws(SaveDeskError) {
         let range = "\(schema.minimum.map(String.init) ?? "any") and \(schema.maximum.map(String.init) ?? "any")"
-        guard let value = Int64(text) else {
+        guard case .value(let value) = whole else {
             throw .badRequest("\(name) must be between \(range), got \(Self.quote(text))", code: "out_of_range")
         }
         if let minimum = schema.minimum, value < minimum {
@@ -103,10 +109,12 @@ struct RequestValidator: Sendable {
         if let maximum = schema.maximum, value > maximum {
             throw .badRequest("\(name) must be between \(range), got \(value)", code: "out_of_range")
         }
-        return value
     }
 
     private func string(_ text: String, schema: APISpec.Schema, name: String) throws(SaveDeskError) {
+        if schema.pattern == APISpec.noNUL, text.utf8.contains(0) {
+            throw .badRequest("\(name) holds a NUL character (U+0000), which no value may", code: "invalid_character")
+        }
         let length = text.unicodeScalars.count
         if let minimum = schema.minLength, length < minimum {
             throw .badRequest(minimum == 1 ? "\(name) must not be empty" : "\(name) needs at least \(minimum) characters",
@@ -117,6 +125,10 @@ struct RequestValidator: Sendable {
         }
         if let allowed = schema.enumValues, !allowed.contains(text) {
             throw .badRequest("\(name) must be one of \(allowed.joined(separator: ", ")); got \"\(Self.quote(text))\"", code: "invalid_value")
+        }
+        if schema.format == "date-time", WireFormat.parseDate(text) == nil {
+            throw .badRequest("\(name) must be a date and time such as 2026-11-01T00:00:00Z, got \"\(Self.quote(text))\"",
+                              code: "invalid_date")
         }
     }
 
@@ -136,7 +148,7 @@ struct RequestValidator: Sendable {
 
     /// A client's value, shortened and without control characters, for an error message.
     static func quote(_ text: String) -> String {
-        let clean = String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
+        let clean = text.removingControlCharacters
         return clean.count > 40 ? String(clean.prefix(40)) + "…" : clean
     }
 }

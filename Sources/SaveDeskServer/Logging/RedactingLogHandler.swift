@@ -1,0 +1,75 @@
+import Logging
+
+/// Wraps the log handler that writes (a stream, a file, JSON): every message, metadata value and
+/// error passes `SecretRedaction` first, whatever its level and whoever logs it (the server, the
+/// HTTP server, the database driver). The server's loggers are always made through it
+/// (`ServerLogging`, and `SaveDeskBackend` wraps any logger it is given).
+public struct RedactingLogHandler: LogHandler {
+    private var wrapped: any LogHandler
+    /// Kept here, not in the wrapped handler, so it is redacted with the rest.
+    public var metadata: Logger.Metadata = [:]
+    public var metadataProvider: Logger.MetadataProvider?
+
+    public init(wrapping handler: any LogHandler) {
+        var handler = handler
+        metadata = handler.metadata
+        metadataProvider = handler.metadataProvider
+        if !handler.metadata.isEmpty { handler.metadata = [:] }
+        // (A handler without metadata providers warns when one is set, even to nil.)
+        if handler.metadataProvider != nil { handler.metadataProvider = nil }
+        wrapped = handler
+    }
+
+    /// The logger's handler, wrapped unless it already is.
+    public static func wrap(_ logger: Logger) -> Logger {
+        guard !(logger.handler is RedactingLogHandler) else { return logger }
+        var logger = logger
+        logger.handler = RedactingLogHandler(wrapping: logger.handler)
+        return logger
+    }
+
+    public var logLevel: Logger.Level {
+        get { wrapped.logLevel }
+        set { wrapped.logLevel = newValue }
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var event = event
+        var merged = metadata
+        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
+        if let own = event.metadata { merged.merge(own) { _, new in new } }
+        if let error = event.error {
+            merged["error"] = merged["error"] ?? .string("\(error)")
+            event.error = nil
+        }
+        event.metadata = merged.isEmpty ? nil : merged.mapValues(Self.redact)
+        event.message = "\(SecretRedaction.redact(event.message.description))"
+        wrapped.log(event: event)
+    }
+
+    static func redact(_ value: Logger.Metadata.Value) -> Logger.Metadata.Value {
+        switch value {
+        case .string(let text): .string(SecretRedaction.redact(text))
+        case .stringConvertible(let convertible): .string(SecretRedaction.redact(convertible.description))
+        case .array(let values): .array(values.map(redact))
+        case .dictionary(let values): .dictionary(values.mapValues(redact))
+        }
+    }
+}
+
+/// How the server's processes set up logging: every handler redacts secrets.
+public enum ServerLogging {
+    /// Bootstraps swift-log for this process: lines to standard error at `level`, redacted.
+    public static func bootstrap(level: Logger.Level) {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return RedactingLogHandler(wrapping: handler)
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import RetentionDomain
+
+/// The request context of SaveDesk's router: Hummingbird's core, and who is on the other end of
+/// the connection.
+struct SaveDeskRequestContext: RequestContext, RemoteAddressRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let remoteAddress: SocketAddress?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+}
+
+/// The first thing every request meets: its client address and its publishable key are charged a
+/// request, and its body's bytes, before anything is read or parsed (`RateLimiter`). A refusal is
+/// 429 in the envelope with `Retry-After`; a refused request's body is not read (the connection
+/// closes after the answer). Requests with a secret operator key are not limited.
+struct RateLimitMiddleware: RouterMiddleware {
+    typealias Context = SaveDeskRequestContext
+    let limiter: RateLimiter
+    let keys: KeyRing
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard limiter.settings.enabled else { return try await next(request, context) }
+        let presented = APIMiddleware.presentedKey(request.headers)
+        let key = presented.flatMap(keys.lookup)
+        if key?.kind == .secret { return try await next(request, context) }
+        let payer = RateLimiter.Payer(address: address(of: request, context: context), key: key?.principal)
+        let declared = request.headers[.contentLength].flatMap(Int.init)
+        if let refusal = limiter.admit(payer) ?? limiter.charge(bytes: declared ?? 0, to: payer) {
+            return refused(refusal, bodyPending: declared.map { $0 > 0 } ?? (request.headers[.transferEncoding] != nil))
+        }
+        guard declared == nil, request.headers[.transferEncoding] != nil else { return try await next(request, context) }
+        // A body of unknown length pays for its bytes as they arrive.
+        var request = request
+        request.body = RequestBody(asyncSequence: ChargedBody(base: request.body, limiter: limiter, payer: payer))
+        return try await next(request, context)
+    }
+
+    /// The client's address: the connection's peer, or the last entry of the configured header
+    /// (the one the proxy in front added).
+    func address(of request: Request, context: Context) -> String {
+        if let header = limiter.settings.clientAddressHeader, let name = HTTPField.Name(header),
+            let forwarded = request.headers[values: name].last?.split(separator: ",").last
+        {
+            return forwarded.trimmedOfWhitespace
+        }
+        return context.remoteAddress?.ipAddress ?? "unknown"
+    }
+
+    func refused(_ refusal: SaveDeskError, bodyPending: Bool) -> Response {
+        ErrorEnvelope.response(refusal, extraHeaders: bodyPending ? [.connection: "close"] : [:])
+    }
+}
+
+/// A request body that charges its bytes as they are read; past the budget it ends in a 429.
+struct ChargedBody: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let base: RequestBody
+    let limiter: RateLimiter
+    let payer: RateLimiter.Payer
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: RequestBody.AsyncIterator
+        let limiter: RateLimiter
+        let payer: RateLimiter.Payer
+
+        mutating func next() async throws -> ByteBuffer? {
+            guard let chunk = try await base.next() else { return nil }
+            if let refusal = limiter.charge(bytes: chunk.readableBytes, to: payer) { throw refusal }
+            return chunk
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), limiter: limiter, payer: payer) }
+}
