@@ -72,7 +72,7 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            resources: [.copy("Demo")]
+            resources: [.copy("Demo/Files")]
         ),
         // HTTP facade, outbox, StoreKit sync queue.
         .target(
@@ -162,6 +162,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "SQLKit", package: "sql-kit"),
                 "CBenchPTY",
             ],
             path: "Benchmarks/SaveDeskBench"

@@ -30,12 +30,12 @@ echo "fuzz: seed $seed (replay with FUZZ_SEED=$seed make fuzz)"
 
 # The demo config, with rate limits high enough for one fuzzer on loopback: the limits have their
 # own tests; here they would only turn most requests into 429s.
-cp "$root/Sources/SaveDeskServer/Demo/demo-config.toml" "$work/config.toml"
+cp "$root/Sources/SaveDeskServer/Demo/Files/demo-config.toml" "$work/config.toml"
 printf '\n[rate_limits]\naddress_requests_per_second = 100000\naddress_burst_requests = 100000\naddress_bytes_per_second = 1e9\naddress_burst_bytes = 1e9\n' \
   >>"$work/config.toml"
 
 "$savedesk" serve --config "$work/config.toml" --db "$work/db.sqlite" \
-  --seed "$root/Sources/SaveDeskServer/Demo/demo-seed.toml" --port 0 --test-clock --log-level trace >"$work/serve.log" 2>&1 &
+  --seed "$root/Sources/SaveDeskServer/Demo/Files/demo-seed.toml" --port 0 --test-clock --log-level trace >"$work/serve.log" 2>&1 &
 server_pid=$!
 url=""
 for _ in $(seq 1 200); do

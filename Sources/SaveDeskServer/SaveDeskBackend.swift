@@ -192,8 +192,8 @@ public enum SaveDeskBackend {
             )),
             configuration: .init(address: .hostname(host, port: port), serverName: "SaveDesk"),
             services: [
-                StoreService(store: store),
-                PeriodicJob(name: "purge", interval: options.purgeInterval, logger: logger) { [purge = PurgeService(store: store, clock: clock)] in
+                StoreLifecycle(store: store),
+                PeriodicJob(name: "purge", interval: options.purgeInterval, logger: logger) { [purge = PurgeJob(store: store, clock: clock)] in
                     try await purge.purge()
                 },
                 PeriodicJob(name: "cancel-flow fold", interval: .seconds(1), logger: logger) {
@@ -217,35 +217,5 @@ public enum SaveDeskBackend {
             headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
             body: .init(byteBuffer: ByteBuffer(string: page.html))
         )
-    }
-}
-
-/// Errors outside the API operations (an unknown route, a wrong method) answer with the same
-/// envelope as everything else; a path the API has, asked with a method it does not, is 405 with
-/// the methods it does take.
-struct EnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
-    let spec: APISpec
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        do {
-            return try await next(request, context)
-        } catch let error as HTTPResponseError {
-            var status = error.status
-            var headers: HTTPFields = [:]
-            let allowed = status == .notFound ? spec.methods(forPath: request.uri.path) : []
-            if !allowed.isEmpty {
-                status = .methodNotAllowed
-                headers[.allow] = allowed.joined(separator: ", ")
-            }
-            let path = RequestValidator.quote(request.uri.path)
-            let failure: SaveDeskError
-            switch status {
-            case .notFound: failure = .notFound("no such endpoint: \(request.method) \(path)", code: "no_such_endpoint")
-            case .methodNotAllowed:
-                failure = SaveDeskError(status: 405, code: "method_not_allowed", "\(path) takes \(allowed.joined(separator: ", ")), not \(request.method)")
-            default: failure = SaveDeskError(status: Int(status.code), code: "bad_request", status.reasonPhrase)
-            }
-            return ErrorEnvelope.response(failure, extraHeaders: headers)
-        }
     }
 }

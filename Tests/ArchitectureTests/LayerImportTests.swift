@@ -65,20 +65,61 @@ struct LayerImportTests {
     }
 
     /// Inside the server, SQL lives in the repositories (`Repositories/`) and below them: the store,
-    /// its engines, the schema and the bench's bulk loader. A service that reaches for SQLKit (or a
-    /// raw connection) fails here.
+    /// its engines and the schema (`Store/`). A service that reaches for SQLKit (or a raw
+    /// connection) fails here.
     static let sqlFiles: Set<String> = [
-        "Store.swift", "StoreEngine.swift", "SQLiteEngine.swift", "PostgresEngine.swift", "ReaderPool.swift", "Schema.swift",
-        "GeneratedResponses.swift",
+        "Store/Store.swift", "Store/StoreEngine.swift", "Store/SQLiteEngine.swift", "Store/PostgresEngine.swift",
+        "Store/ReaderPool.swift", "Store/Schema.swift",
     ]
+
+    /// A server source's path below `Sources/SaveDeskServer/`.
+    static func serverPath(_ file: URL) -> String {
+        let root = Self.root.appendingPathComponent("Sources/SaveDeskServer").standardizedFileURL.path + "/"
+        return String(file.standardizedFileURL.path.dropFirst(root.count))
+    }
 
     @Test func onlyRepositoriesAndTheStoreSpeakSQL() throws {
         let files = Self.swiftFiles(in: "SaveDeskServer")
-        #expect(files.contains { $0.path.contains("/Repositories/") })
-        for file in files where !file.path.contains("/Repositories/") && !Self.sqlFiles.contains(file.lastPathComponent) {
+        #expect(files.contains { Self.serverPath($0).hasPrefix("Repositories/") })
+        for file in files where !Self.serverPath(file).hasPrefix("Repositories/") && !Self.sqlFiles.contains(Self.serverPath(file)) {
             let text = try String(contentsOf: file, encoding: .utf8)
-            #expect(!(try Self.imports(of: file)).contains("SQLKit"), "\(file.lastPathComponent) imports SQLKit: its SQL belongs in a repository")
-            #expect(!text.contains("any SQLDatabase"), "\(file.lastPathComponent) takes a raw connection: take Repositories")
+            #expect(!(try Self.imports(of: file)).contains("SQLKit"), "\(Self.serverPath(file)) imports SQLKit: its SQL belongs in a repository")
+            #expect(!text.contains("any SQLDatabase"), "\(Self.serverPath(file)) takes a raw connection: take Repositories")
+        }
+    }
+
+    /// The server's features, one folder each; its top holds only the entry points.
+    static let serverFolders: Set<String> = [
+        "", "App", "App/Logging", "App/RateLimits", "Config", "Store", "Repositories", "Validation", "Billing", "CancelFlow",
+        "SwitchAndSave", "AppStore", "Desk", "Portal", "Demo",
+    ]
+
+    @Test func theServerLivesInFeatureFolders() throws {
+        let files = Self.swiftFiles(in: "SaveDeskServer").map(Self.serverPath)
+        #expect(files.count > 60, "the scan found the server")
+        for path in files {
+            let folder = path.split(separator: "/").dropLast().joined(separator: "/")
+            #expect(Self.serverFolders.contains(folder), "\(path): a folder the layout does not know; add it to the docs and here")
+        }
+        #expect(files.filter { !$0.contains("/") }.count <= 8, "the server's top: \(files.filter { !$0.contains("/") })")
+    }
+
+    /// "Service" means one thing: what the API handlers call. A lifecycle service is a job or the
+    /// store's lifecycle; a file holding only an extension of a type is named `Type+What.swift`.
+    @Test func namesSayWhatAFileHolds() throws {
+        let lifecycle = try Regex(#"(?m)^(?:public )?(?:final )?(?:struct|class|actor) (\w+)[^{]*:\s*(?:[\w, ]*, )?Service\b"#)
+        let primary = try Regex(#"(?m)^(?:public |package |private |fileprivate )?(?:final )?(?:struct|class|enum|actor|protocol) \w+"#)
+        let extensionOf = try Regex(#"(?m)^(?:public )?extension (\w+)"#)
+        for file in Self.swiftFiles(in: "SaveDeskServer") {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for match in text.matches(of: lifecycle) {
+                let name = String(match.output[1].substring ?? "")
+                #expect(!name.hasSuffix("Service"), "\(file.lastPathComponent): \(name) is a lifecycle service; name it a job or a lifecycle")
+            }
+            let name = file.deletingPathExtension().lastPathComponent
+            if text.firstMatch(of: primary) == nil, let extended = text.firstMatch(of: extensionOf)?.output[1].substring {
+                #expect(name.hasPrefix("\(extended)+"), "\(file.lastPathComponent) extends \(extended): name it \(extended)+….swift")
+            }
         }
     }
 

@@ -17,6 +17,8 @@ protocol CancelFlowResponseRepository: Sendable {
     func foldUnrolled() async throws -> Int
     /// Whether any response waits for the next fold.
     func hasUnrolled() async throws -> Bool
+    /// Empties the rollups and fills them again from every stored response (after a bulk load).
+    func rebuildRollups() async throws
     /// The funnel's figures over `[from, to)` (nil: no limit), for one actor or all.
     func figures(livemode: Bool, from: Int64?, to: Int64?, actor: String?) async throws -> CancelFlowFigures
     /// The newest free-text answers to `question` in `[from, to)`, newest first.
@@ -170,6 +172,11 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
         }
         try await db.delete(from: "cancel_flow_unrolled").run()
         return pending
+    }
+
+    func rebuildRollups() async throws {
+        for table in ["cancel_flow_daily", "cancel_flow_daily_counts", "cancel_flow_unrolled"] { try await db.delete(from: table).run() }
+        for statement in Schema.fillRollups { try await db.raw(SQLQueryString(statement)).run() }
     }
 
     // MARK: Reading

@@ -1,15 +1,14 @@
 import Foundation
+import SaveDeskServer
 import SQLKit
 
 extension Store {
-    /// For `make bench`: writes `count` generated test-mode cancel-flow responses (each with an
+    /// `make bench` only (so not in the server): writes `count` generated test-mode cancel-flow responses (each with an
     /// answer, one in ten with a free-text answer too) spread evenly over the `days` days before
     /// `now`, generated inside the database in one statement per table, then rebuilds the daily
     /// rollups from all stored responses. The customers named must exist.
-    public func loadGeneratedResponses(count: Int, days: Int, customers: [String], now: Date = Date()) async throws {
-        guard count > 0, days > 0, !customers.isEmpty else {
-            throw SaveDeskError.badRequest("generated responses need a count, days and customers", code: "invalid_request")
-        }
+    func loadGeneratedResponses(count: Int, days: Int, customers: [String], now: Date = Date()) async throws {
+        precondition(count > 0 && days > 0 && !customers.isEmpty, "generated responses need a count, days and customers")
         let end = Int64(now.timeIntervalSince1970), span = Int64(days) * 86_400
         // Row i: a pseudo-random h picks its outcome, actor and answers; times rise with i.
         let numbers = kind == .sqlite
@@ -24,7 +23,7 @@ extension Store {
         let outcome = pick(["cancelled", "retained", "paused", "dismissed"], by: h)
         let actor = pick(actors, by: "(\(h) / 4)")
         let at = "(\(end - span) + i * \(span) / \(count))"
-        try await exclusive { db in
+        try await bulkLoad { db in
             // Millions of rows take longer than a request's statement may.
             if kind == .postgres { try await db.raw("SET statement_timeout = 0").run() }
             try await db.raw(SQLQueryString("""
@@ -44,12 +43,8 @@ extension Store {
                 INSERT INTO cancel_flow_answers (response_id, question_id, option_id, free_text, has_text, actor, created_at, livemode)
                 SELECT 'cr_gen_' || i, 3, NULL, 'Generated comment ' || i, 1 = 1, \(actor), \(at), 1 = 0 FROM \(numbers) WHERE i % 10 = 0
                 """)).run()
-            try await db.raw("DELETE FROM cancel_flow_daily").run()
-            try await db.raw("DELETE FROM cancel_flow_daily_counts").run()
-            try await db.raw("DELETE FROM cancel_flow_unrolled").run()
-            for statement in Schema.fillRollups { try await db.raw(SQLQueryString(statement)).run() }
-            try await db.raw("ANALYZE").run()
             if kind == .postgres { try await db.raw("RESET statement_timeout").run() }
         }
+        try await rebuildRollups()
     }
 }

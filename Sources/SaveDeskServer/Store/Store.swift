@@ -21,7 +21,7 @@ public final class Store: Sendable {
     let logger: Logger
     let location: StoreLocation
 
-    var kind: Store.Kind { engine.kind }
+    public var kind: Store.Kind { engine.kind }
     /// Whether other server instances may write the same data (PostgreSQL): what one instance
     /// keeps in memory (the test clock's offset) is read again before it is used.
     var isShared: Bool { kind == .postgres }
@@ -98,6 +98,29 @@ public final class Store: Sendable {
         try await engine.transaction(keys: Set((key.map { [$0] } ?? []) + others).sorted(), body)
     }
     func exclusive<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await engine.exclusive(body) }
+
+    /// For tools that load data in bulk outside the server's services (`make bench`): `body` runs
+    /// alone on a connection, outside any transaction, and owns its SQL. The server never uses it.
+    public func bulkLoad<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await exclusive(body) }
+
+    /// Fills the cancel-flow rollups again from every stored response, and refreshes the planner's
+    /// statistics (after a bulk load).
+    /// One transaction without the statement timeout requests have: millions of rows take longer.
+    public func rebuildRollups() async throws {
+        try await exclusive { db in
+            if kind == .postgres { try await db.raw("SET statement_timeout = 0").run() }
+            try await db.raw("BEGIN").run()
+            do {
+                try await Repositories(sql: db, kind: kind).cancelFlow.rebuildRollups()
+                try await db.raw("COMMIT").run()
+            } catch {
+                try? await db.raw("ROLLBACK").run()
+                throw error
+            }
+            try await db.raw("ANALYZE").run()
+            if kind == .postgres { try await db.raw("RESET statement_timeout").run() }
+        }
+    }
 
     /// The journal mode in force ("wal" on SQLite).
     public func journalMode() async throws -> String {

@@ -3,7 +3,7 @@ import ServiceLifecycle
 /// The store as a service of the app's lifecycle: opened before the app is built, and closed
 /// when the app shuts down, after the services started after it (the purge job, the HTTP server
 /// and its requests in flight) have stopped.
-struct StoreService: Service {
+struct StoreLifecycle: Service {
     let store: Store
 
     func run() async throws {

@@ -6,8 +6,8 @@ import TOMLKit
 /// store in one transaction.
 public enum DemoSeed {
     /// The demo config and seed shipped with SaveDesk, found from any working directory.
-    public static var demoConfigPath: String? { Bundle.module.path(forResource: "demo-config", ofType: "toml", inDirectory: "Demo") }
-    public static var demoSeedPath: String? { Bundle.module.path(forResource: "demo-seed", ofType: "toml", inDirectory: "Demo") }
+    public static var demoConfigPath: String? { Bundle.module.path(forResource: "demo-config", ofType: "toml", inDirectory: "Files") }
+    public static var demoSeedPath: String? { Bundle.module.path(forResource: "demo-seed", ofType: "toml", inDirectory: "Files") }
 
     struct Customer {
         var record: CustomerRecord

@@ -5,7 +5,7 @@ import Foundation
 /// have expired, and checkouts left pending for 24 hours (abandoned). The audit trail is kept.
 /// Offer impressions need no purge: they are counted once per user, session and variant at write
 /// time, so no duplicate is ever stored.
-struct PurgeService: Sendable {
+struct PurgeJob: Sendable {
     let store: Store
     let clock: any ServerClock
 

@@ -193,3 +193,11 @@ public struct ServerConfig: Sendable {
     /// Tier access levels of the catalog.
     public var tiers: TierLadder { TierLadder(levels: Dictionary(uniqueKeysWithValues: products.map { ($0.id, $0.tier) })) }
 }
+
+extension ServerConfig {
+    /// A product of the catalog, or 404.
+    func requireProduct(_ id: String) throws(SaveDeskError) -> ProductConfig {
+        guard let product = product(id: id) else { throw .notFound("no product \"\(id)\" in the catalog", code: "unknown_product") }
+        return product
+    }
+}
