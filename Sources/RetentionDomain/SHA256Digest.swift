@@ -1,7 +1,9 @@
-/// SHA-256 (FIPS 180-4), for the two digests the client side needs: rollout buckets and the
-/// outbox folder names. Written here rather than taken from swift-crypto so the console does not
-/// link BoringSSL for them (about 1.2 MB of its resident memory). Not for secrets: nothing here
-/// is constant-time, and nothing needs to be. The server keeps swift-crypto for signatures.
+/// SHA-256 (FIPS 180-4), written once for every digest SaveDesk takes: rollout buckets and outbox
+/// folder names on the client side, idempotency fingerprints and API-key digests on the server.
+/// Written here rather than taken from swift-crypto so the console does not link BoringSSL for it
+/// (about 1.2 MB of its resident memory). Its work never branches on or indexes by the data, so
+/// hashing a presented key tells nothing by its timing. The server keeps swift-crypto for
+/// signatures (JWS, the local StoreKit CA).
 public enum SHA256Digest {
     /// The 32-byte digest of `bytes`.
     public static func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {

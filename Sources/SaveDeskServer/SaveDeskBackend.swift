@@ -193,13 +193,18 @@ public enum SaveDeskBackend {
             configuration: .init(address: .hostname(host, port: port), serverName: "SaveDesk"),
             services: [
                 StoreLifecycle(store: store),
-                PeriodicJob(name: "purge", interval: options.purgeInterval, logger: logger) { [purge = PurgeJob(store: store, clock: clock)] in
-                    try await purge.purge()
+                // Each job runs once per mode, in a scope of that mode: test and live never mix.
+                PeriodicJob(name: "purge", interval: options.purgeInterval, logger: logger) { [purge = PurgeJob(store: store, clock: dataClock)] in
+                    for livemode in [false, true] { try await purge.purge(.job("purge", livemode: livemode)) }
                 },
                 PeriodicJob(name: "cancel-flow fold", interval: .seconds(1), logger: logger) {
-                    // Nothing listed (an idle server): no write transaction at all.
-                    guard try await store.read({ data in try await data.cancelFlow.hasUnrolled() }) else { return }
-                    _ = try await store.transaction(key: CancelFlowRollups.lockKey) { data in try await data.cancelFlow.foldUnrolled() }
+                    for livemode in [false, true] {
+                        // Nothing listed (an idle server): no write transaction at all.
+                        guard try await store.read({ data in try await data.cancelFlow.hasUnrolled(livemode: livemode) }) else { continue }
+                        _ = try await store.transaction(key: CancelFlowRollups.lockKey) { data in
+                            try await data.cancelFlow.foldUnrolled(livemode: livemode)
+                        }
+                    }
                 },
             ],
             onServerRunning: { channel in

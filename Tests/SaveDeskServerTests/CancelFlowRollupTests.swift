@@ -58,7 +58,9 @@ struct CancelFlowRollupTests {
     /// Folds the responses not yet rolled up, as the server's job does every second; returns how many.
     @discardableResult
     static func fold(_ server: TestServer) async throws -> Int {
-        try await server.running.store.transaction(key: CancelFlowRollups.lockKey) { data in try await data.cancelFlow.foldUnrolled() }
+        try await server.running.store.transaction(key: CancelFlowRollups.lockKey) { data in
+            try await data.cancelFlow.foldUnrolled(livemode: false) + data.cancelFlow.foldUnrolled(livemode: true)
+        }
     }
 
     static func unrolled(_ server: TestServer) async throws -> Int {
@@ -187,6 +189,12 @@ struct CancelFlowRollupTests {
                 try await db.raw("DROP TABLE cancel_flow_daily_counts").run()
                 try await db.raw("DROP TABLE cancel_flow_unrolled").run()
                 try await db.raw("DROP INDEX cancel_flow_answers_response").run()
+                // (and none of the later migrations either)
+                for index in ["idempotency_records_mode", "portal_sessions_mode", "checkout_transactions_mode"] {
+                    try await db.raw("DROP INDEX \(unsafeRaw: index)").run()
+                }
+                try await db.raw("ALTER TABLE idempotency_records DROP COLUMN livemode").run()
+                try await db.raw("ALTER TABLE portal_sessions DROP COLUMN livemode").run()
                 try await db.delete(from: "schema_migrations").where("version", .greaterThanOrEqual, 6).run()
             }
         }

@@ -115,4 +115,51 @@ struct DataLifetimeTests {
         #expect(try await count(server, "SELECT count(*) AS n FROM checkout_transactions") == 0)
         #expect(try await count(server, "SELECT count(*) AS n FROM audit_events") == auditRows, "the audit trail is kept")
     }
+
+    /// Each background job runs once per mode, in that mode's scope: the test-mode purge removes
+    /// what expired in test time (the test clock runs ahead) and never a live row, which the live
+    /// pass removes at live time. (Before: one pass at the server's time for both modes, so test
+    /// data outlived its test-time expiry.)
+    @Test func aJobOfOneModeNeverTouchesTheOthersData() async throws {
+        let server = try await TestServer.start(purgeInterval: .milliseconds(100))
+        defer { Task { await server.stop() } }
+        _ = try await server.app.createCustomerPortalSession(body: .json(.init(userId: "cus_ava"))).ok
+        _ = try await server.app.createCheckout(body: .json(.init(productId: "premium_yearly", userId: "cus_ava"))).ok
+        let start = Int64(TestServer.start.timeIntervalSince1970)
+        try await server.withStore { store in
+            try await store.exclusive { db in
+                try await db.raw("""
+                    INSERT INTO customers (id, name, email, created_at, livemode) VALUES ('cus_live_1', 'Live One', 'one@live.example', \(bind: start), \(bind: true))
+                    """).run()
+                try await db.raw("""
+                    INSERT INTO checkout_transactions (id, customer_id, product_id, status, amount, original_amount, pending_amount, currency,
+                        discount_percent, created_at, livemode)
+                    VALUES ('txn_live_1', 'cus_live_1', 'premium_yearly', 'pending', 100, 100, 0, 'USD', 0, \(bind: start), \(bind: true))
+                    """).run()
+                try await db.raw("""
+                    INSERT INTO portal_sessions (token, customer_id, expires_at, livemode) VALUES ('live-token', 'cus_live_1', \(bind: start + 3_600), \(bind: true))
+                    """).run()
+            }
+        }
+        func left(_ mode: Bool) async throws -> Int {
+            try await count(server, "SELECT (SELECT count(*) FROM portal_sessions WHERE livemode = \(mode ? "(1 = 1)" : "(1 = 0)")) + (SELECT count(*) FROM checkout_transactions WHERE livemode = \(mode ? "(1 = 1)" : "(1 = 0)")) AS n")
+        }
+        #expect(try await left(false) == 2)
+        #expect(try await left(true) == 2)
+        // Test time moves two days: the test checkout is abandoned, the test portal link expired.
+        _ = try await server.desk.advanceClock(body: .json(.init(days: 2))).ok
+        for _ in 0..<100 where try await left(false) > 0 { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(try await left(false) == 0, "test data is purged at test time")
+        #expect(try await left(true) == 2, "no live row is touched by the test-mode pass")
+        // Live time moves a day: now the live rows are due, and the live pass removes them.
+        server.clock.advance(by: 25 * 3_600)
+        for _ in 0..<100 where try await left(true) > 0 { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(try await left(true) == 0)
+    }
+
+    @Test func aJobsScopeSaysItsMode() {
+        let test = RequestScope.job("purge", livemode: false), live = RequestScope.job("purge", livemode: true)
+        #expect(!test.livemode && live.livemode && test.actor == "purge")
+        #expect(test.requestId.hasPrefix("purge:test:") && live.requestId.hasPrefix("purge:live:"))
+    }
 }

@@ -23,8 +23,9 @@ struct APIHandlers: APIProtocol {
     let cancelFlowConfig: Schemas.CancelFlowConfig
 
     func getProducts(_ input: Operations.GetProducts.Input) async throws -> Operations.GetProducts.Output {
+        let scope = try RequestScope.ofRequest()
         let demo = input.query.demo.flatMap { CatalogService.Demo(rawValue: $0.rawValue) }
-        return .ok(.init(body: .json(try await catalog.catalog(userId: input.query.userId, demo: demo))))
+        return .ok(.init(body: .json(try await catalog.catalog(userId: input.query.userId, demo: demo, scope: scope))))
     }
 
     func getCancelFlowConfig(_ input: Operations.GetCancelFlowConfig.Input) async throws -> Operations.GetCancelFlowConfig.Output {
@@ -32,244 +33,285 @@ struct APIHandlers: APIProtocol {
     }
 
     func acceptSaveOffer(_ input: Operations.AcceptSaveOffer.Input) async throws -> Operations.AcceptSaveOffer.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await service.acceptSaveOffer(body, idempotencyKey: input.headers.idempotencyKey))))
+        return .ok(.init(body: .json(try await service.acceptSaveOffer(body, scope: scope, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func submitCancelFlowResponse(
         _ input: Operations.SubmitCancelFlowResponse.Input
     ) async throws -> Operations.SubmitCancelFlowResponse.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
         return .ok(.init(body: .json(
-            try await service.submitCancelFlowResponse(body, idempotencyKey: input.headers.idempotencyKey)
+            try await service.submitCancelFlowResponse(body, scope: scope, idempotencyKey: input.headers.idempotencyKey)
         )))
     }
 
     func pauseSubscription(_ input: Operations.PauseSubscription.Input) async throws -> Operations.PauseSubscription.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await service.pauseSubscription(body, idempotencyKey: input.headers.idempotencyKey))))
+        return .ok(.init(body: .json(try await service.pauseSubscription(body, scope: scope, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func resumeSubscription(_ input: Operations.ResumeSubscription.Input) async throws -> Operations.ResumeSubscription.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await service.resumeSubscription(body, idempotencyKey: input.headers.idempotencyKey))))
+        return .ok(.init(body: .json(try await service.resumeSubscription(body, scope: scope, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func cancelSubscription(_ input: Operations.CancelSubscription.Input) async throws -> Operations.CancelSubscription.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await service.cancelSubscription(body, idempotencyKey: input.headers.idempotencyKey))))
+        return .ok(.init(body: .json(try await service.cancelSubscription(body, scope: scope, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func reactivateSubscription(
         _ input: Operations.ReactivateSubscription.Input
     ) async throws -> Operations.ReactivateSubscription.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
         return .ok(.init(body: .json(
-            try await service.reactivateSubscription(body, idempotencyKey: input.headers.idempotencyKey)
+            try await service.reactivateSubscription(body, scope: scope, idempotencyKey: input.headers.idempotencyKey)
         )))
     }
 
     func createCustomerPortalSession(
         _ input: Operations.CreateCustomerPortalSession.Input
     ) async throws -> Operations.CreateCustomerPortalSession.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await portal.createSession(body, idempotencyKey: input.headers.idempotencyKey))))
+        return .ok(.init(body: .json(try await portal.createSession(body, scope: scope, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func getEntitlements(_ input: Operations.GetEntitlements.Input) async throws -> Operations.GetEntitlements.Output {
-        let entitlements = try await service.entitlements(userId: input.query.userId)
+        let scope = try RequestScope.ofRequest()
+        let entitlements = try await service.entitlements(userId: input.query.userId, scope: scope)
         return .ok(.init(body: .json(.init(entitlements: try entitlements.map(WireMapping.entitlement), pendingClaims: []))))
     }
 
     func searchCustomers(_ input: Operations.SearchCustomers.Input) async throws -> Operations.SearchCustomers.Output {
-        let page = try await desk.search(query: input.query.query, page: input.query.page ?? 1, perPage: input.query.perPage ?? 20)
+        let scope = try RequestScope.ofRequest()
+        let page = try await desk.search(query: input.query.query, page: input.query.page ?? 1, perPage: input.query.perPage ?? 20, scope: scope)
         return .ok(.init(body: .json(page)))
     }
 
     func getDeskSession(_ input: Operations.GetDeskSession.Input) async throws -> Operations.GetDeskSession.Output {
-        let scope = RequestScope.current
+        let scope = try RequestScope.ofRequest()
         return .ok(.init(body: .json(.init(
-            _operator: scope?.actor ?? "operator", mode: scope?.isSandbox == true ? .test : .live, serverTime: service.clock.now()
+            _operator: scope.actor, mode: scope.isSandbox ? .test : .live, serverTime: service.clock.now(scope)
         ))))
     }
 
     func getCustomer(_ input: Operations.GetCustomer.Input) async throws -> Operations.GetCustomer.Output {
-        .ok(.init(body: .json(try await desk.detail(customerId: input.path.customerId))))
+        let scope = try RequestScope.ofRequest()
+        return .ok(.init(body: .json(try await desk.detail(customerId: input.path.customerId, scope: scope))))
     }
 
     func getCustomerTimeline(_ input: Operations.GetCustomerTimeline.Input) async throws -> Operations.GetCustomerTimeline.Output {
-        .ok(.init(body: .json(try await desk.timeline(customerId: input.path.customerId, limit: input.query.limit ?? 100))))
+        let scope = try RequestScope.ofRequest()
+        return .ok(.init(body: .json(try await desk.timeline(customerId: input.path.customerId, limit: input.query.limit ?? 100, scope: scope))))
     }
 
     func getUserOffer(_ input: Operations.GetUserOffer.Input) async throws -> Operations.GetUserOffer.Output {
-        .ok(.init(body: .json(try await switchAndSave.userOffer(userId: input.query.userId))))
+        let scope = try RequestScope.ofRequest()
+        return .ok(.init(body: .json(try await switchAndSave.userOffer(userId: input.query.userId, scope: scope))))
     }
 
     func recordOfferDismissed(_ input: Operations.RecordOfferDismissed.Input) async throws -> Operations.RecordOfferDismissed.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await switchAndSave.recordDismissal(body, idempotencyKey: input.headers.idempotencyKey))))
+        return .ok(.init(body: .json(try await switchAndSave.recordDismissal(body, scope: scope, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func resetOfferDismissal(_ input: Operations.ResetOfferDismissal.Input) async throws -> Operations.ResetOfferDismissal.Output {
-        .ok(.init(body: .json(
-            try await switchAndSave.resetDismissal(customerId: input.path.customerId, idempotencyKey: input.headers.idempotencyKey)
+        let scope = try RequestScope.ofRequest()
+        return .ok(.init(body: .json(
+            try await switchAndSave.resetDismissal(customerId: input.path.customerId, scope: scope, idempotencyKey: input.headers.idempotencyKey)
         )))
     }
 
     func getCancelFlowAnalytics(
         _ input: Operations.GetCancelFlowAnalytics.Input
     ) async throws -> Operations.GetCancelFlowAnalytics.Output {
-        .ok(.init(body: .json(
-            try await analytics.cancelFlow(from: input.query.from, to: input.query.to, operatorName: input.query._operator)
+        let scope = try RequestScope.ofRequest()
+        return .ok(.init(body: .json(
+            try await analytics.cancelFlow(from: input.query.from, to: input.query.to, operatorName: input.query._operator, scope: scope)
         )))
     }
 
     func recordOfferViewed(_ input: Operations.RecordOfferViewed.Input) async throws -> Operations.RecordOfferViewed.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await switchAndSave.recordImpression(body, idempotencyKey: input.headers.idempotencyKey))))
+        return .ok(.init(body: .json(try await switchAndSave.recordImpression(body, scope: scope, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func recordMigrationConverted(
         _ input: Operations.RecordMigrationConverted.Input
     ) async throws -> Operations.RecordMigrationConverted.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await switchAndSave.recordConversion(body, idempotencyKey: input.headers.idempotencyKey))))
+        return .ok(.init(body: .json(try await switchAndSave.recordConversion(body, scope: scope, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func getSwitchAndSaveAnalytics(
         _ input: Operations.GetSwitchAndSaveAnalytics.Input
     ) async throws -> Operations.GetSwitchAndSaveAnalytics.Output {
-        .ok(.init(body: .json(try await analytics.switchAndSave(from: input.query.from, to: input.query.to))))
+        let scope = try RequestScope.ofRequest()
+        return .ok(.init(body: .json(try await analytics.switchAndSave(from: input.query.from, to: input.query.to, scope: scope))))
     }
 
     func advanceClock(_ input: Operations.AdvanceClock.Input) async throws -> Operations.AdvanceClock.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await testClock.advance(body, idempotencyKey: input.headers.idempotencyKey))))
+        return .ok(.init(body: .json(try await testClock.advance(body, scope: scope, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func winBackCustomer(_ input: Operations.WinBackCustomer.Input) async throws -> Operations.WinBackCustomer.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
         return .ok(.init(body: .json(
-            try await winBack.winBack(customerId: input.path.customerId, request: body, idempotencyKey: input.headers.idempotencyKey)
+            try await winBack.winBack(customerId: input.path.customerId, request: body, scope: scope, idempotencyKey: input.headers.idempotencyKey)
         )))
     }
 
     func recordAppStoreCancellation(
         _ input: Operations.RecordAppStoreCancellation.Input
     ) async throws -> Operations.RecordAppStoreCancellation.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
         return .ok(.init(body: .json(try await retention.recordAppStoreCancellation(
-            customerId: input.path.customerId, request: body, idempotencyKey: input.headers.idempotencyKey
+            customerId: input.path.customerId, request: body, scope: scope, idempotencyKey: input.headers.idempotencyKey
         ))))
     }
 
     func issueRetentionOfferCode(_ input: Operations.IssueRetentionOfferCode.Input) async throws -> Operations.IssueRetentionOfferCode.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
         return .ok(.init(body: .json(try await retention.issueOfferCode(
-            customerId: input.path.customerId, request: body, idempotencyKey: input.headers.idempotencyKey
+            customerId: input.path.customerId, request: body, scope: scope, idempotencyKey: input.headers.idempotencyKey
         ))))
     }
 
     func syncStoreKitTransaction(
         _ input: Operations.SyncStoreKitTransaction.Input
     ) async throws -> Operations.SyncStoreKitTransaction.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
         let key = input.headers.idempotencyKey
         switch body {
         case .StoreKitTransactionRequest(let one):
-            return .ok(.init(body: .json(.StoreKitTransactionResponse(try await appStore.sync(one, idempotencyKey: key)))))
+            return .ok(.init(body: .json(.StoreKitTransactionResponse(try await appStore.sync(one, scope: scope, idempotencyKey: key)))))
         case .StoreKitReconcileRequest(let chunk):
-            return .ok(.init(body: .json(.StoreKitReconcileResponse(try await appStore.reconcile(chunk, idempotencyKey: key)))))
+            return .ok(.init(body: .json(.StoreKitReconcileResponse(try await appStore.reconcile(chunk, scope: scope, idempotencyKey: key)))))
         }
     }
 
     func claimEntitlement(_ input: Operations.ClaimEntitlement.Input) async throws -> Operations.ClaimEntitlement.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await appStore.claim(body, idempotencyKey: input.headers.idempotencyKey))))
+        return .ok(.init(body: .json(try await appStore.claim(body, scope: scope, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func getTransactionHistory(_ input: Operations.GetTransactionHistory.Input) async throws -> Operations.GetTransactionHistory.Output {
-        .ok(.init(body: .json(try await checkout.history(userId: input.query.userId))))
+        let scope = try RequestScope.ofRequest()
+        return .ok(.init(body: .json(try await checkout.history(userId: input.query.userId, scope: scope))))
     }
 
     func createCheckoutBatch(_ input: Operations.CreateCheckoutBatch.Input) async throws -> Operations.CreateCheckoutBatch.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await checkout.batch(body, idempotencyKey: input.headers.idempotencyKey))))
+        return .ok(.init(body: .json(try await checkout.batch(body, scope: scope, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func getCheckoutConfig(_ input: Operations.GetCheckoutConfig.Input) async throws -> Operations.GetCheckoutConfig.Output {
-        .ok(.init(body: .json(try await checkout.checkoutConfig(id: input.path.transactionId))))
+        let scope = try RequestScope.ofRequest()
+        return .ok(.init(body: .json(try await checkout.checkoutConfig(id: input.path.transactionId, scope: scope))))
     }
 
     func finalizeCheckout(_ input: Operations.FinalizeCheckout.Input) async throws -> Operations.FinalizeCheckout.Output {
-        .ok(.init(body: .json(try await checkout.finalize(id: input.path.transactionId))))
+        let scope = try RequestScope.ofRequest()
+        return .ok(.init(body: .json(try await checkout.finalize(id: input.path.transactionId, scope: scope))))
     }
 
     func createCheckoutSession(_ input: Operations.CreateCheckoutSession.Input) async throws -> Operations.CreateCheckoutSession.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await checkout.session(body, idempotencyKey: input.headers.idempotencyKey))))
+        return .ok(.init(body: .json(try await checkout.session(body, scope: scope, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func recordFunnelEvent(_ input: Operations.RecordFunnelEvent.Input) async throws -> Operations.RecordFunnelEvent.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await service.recordFunnelEvent(body, idempotencyKey: input.headers.idempotencyKey))))
+        return .ok(.init(body: .json(try await service.recordFunnelEvent(body, scope: scope, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func getStoreKitSubscriptionStatus(
         _ input: Operations.GetStoreKitSubscriptionStatus.Input
     ) async throws -> Operations.GetStoreKitSubscriptionStatus.Output {
-        .ok(.init(body: .json(try await appStore.status(originalTransactionId: input.query.originalTransactionId))))
+        let scope = try RequestScope.ofRequest()
+        return .ok(.init(body: .json(try await appStore.status(originalTransactionId: input.query.originalTransactionId, scope: scope))))
     }
 
     func receiveAppStoreNotification(
         _ input: Operations.ReceiveAppStoreNotification.Input
     ) async throws -> Operations.ReceiveAppStoreNotification.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await appStore.receive(body))))
+        return .ok(.init(body: .json(try await appStore.receive(body, scope: scope))))
     }
 
     func createCheckout(_ input: Operations.CreateCheckout.Input) async throws -> Operations.CreateCheckout.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await checkout.create(body, idempotencyKey: input.headers.idempotencyKey))))
+        return .ok(.init(body: .json(try await checkout.create(body, scope: scope, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func getTransaction(_ input: Operations.GetTransaction.Input) async throws -> Operations.GetTransaction.Output {
-        .ok(.init(body: .json(try await checkout.transaction(id: input.path.transactionId))))
+        let scope = try RequestScope.ofRequest()
+        return .ok(.init(body: .json(try await checkout.transaction(id: input.path.transactionId, scope: scope))))
     }
 
     func updateTransactionStoreKitStatus(
         _ input: Operations.UpdateTransactionStoreKitStatus.Input
     ) async throws -> Operations.UpdateTransactionStoreKitStatus.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await checkout.updateStoreKitStatus(id: input.path.transactionId, body))))
+        return .ok(.init(body: .json(try await checkout.updateStoreKitStatus(id: input.path.transactionId, body, scope: scope))))
     }
 
     func simulateCheckout(_ input: Operations.SimulateCheckout.Input) async throws -> Operations.SimulateCheckout.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await checkout.complete(body, idempotencyKey: input.headers.idempotencyKey))))
+        return .ok(.init(body: .json(try await checkout.complete(body, scope: scope, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func simulateAppStoreEvent(_ input: Operations.SimulateAppStoreEvent.Input) async throws -> Operations.SimulateAppStoreEvent.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await appStore.simulate(body, idempotencyKey: input.headers.idempotencyKey))))
+        return .ok(.init(body: .json(try await appStore.simulate(body, scope: scope, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func simulateStoreKitPurchase(_ input: Operations.SimulateStoreKitPurchase.Input) async throws -> Operations.SimulateStoreKitPurchase.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await appStore.simulatePurchase(body, idempotencyKey: input.headers.idempotencyKey))))
+        return .ok(.init(body: .json(try await appStore.simulatePurchase(body, scope: scope, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func getUpgradeOffer(_ input: Operations.GetUpgradeOffer.Input) async throws -> Operations.GetUpgradeOffer.Output {
-        .ok(.init(body: .json(try await upgrades.offer(userId: input.query.userId, productId: input.query.productId))))
+        let scope = try RequestScope.ofRequest()
+        return .ok(.init(body: .json(try await upgrades.offer(userId: input.query.userId, productId: input.query.productId, scope: scope))))
     }
 
     func executeUpgrade(_ input: Operations.ExecuteUpgrade.Input) async throws -> Operations.ExecuteUpgrade.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await upgrades.execute(body, idempotencyKey: input.headers.idempotencyKey))))
+        return .ok(.init(body: .json(try await upgrades.execute(body, scope: scope, idempotencyKey: input.headers.idempotencyKey))))
     }
 
     func respondToUpgradeOffer(_ input: Operations.RespondToUpgradeOffer.Input) async throws -> Operations.RespondToUpgradeOffer.Output {
+        let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
-        return .ok(.init(body: .json(try await upgrades.respond(body, idempotencyKey: input.headers.idempotencyKey))))
+        return .ok(.init(body: .json(try await upgrades.respond(body, scope: scope, idempotencyKey: input.headers.idempotencyKey))))
     }
 }

@@ -1,5 +1,5 @@
-import Crypto
 import Foundation
+import RetentionDomain
 
 /// An API key from the config. The prefix decides its kind and mode: `pk_test_…`, `pk_live_…`
 /// and the SDK's own format `zs_pk_test_…`, `zs_pk_live_…` (publishable, for apps), and
@@ -41,11 +41,11 @@ public struct KeyRing: Sendable {
     private let entries: [(digest: [UInt8], key: APIKey)]
 
     public init(_ keys: [APIKey]) {
-        entries = keys.map { (Array(SHA256.hash(data: Data($0.key.utf8))), $0) }
+        entries = keys.map { (SHA256Digest.hash($0.key.utf8), $0) }
     }
 
     public func lookup(_ presented: String) -> APIKey? {
-        let digest = Array(SHA256.hash(data: Data(presented.utf8)))
+        let digest = SHA256Digest.hash(presented.utf8)
         var found: APIKey?
         for entry in entries {
             var difference: UInt8 = 0

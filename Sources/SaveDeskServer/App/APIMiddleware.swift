@@ -69,7 +69,7 @@ struct APIMiddleware: ServerMiddleware {
             let forwarded = data.map { HTTPBody($0) }
             var normalized = request
             normalized.path = request.path.map(Self.normalizedTarget)
-            var (response, responseBody) = try await RequestScope.$current.withValue(scope) {
+            var (response, responseBody) = try await RequestScope.authorizing(scope) {
                 try await next(normalized, forwarded, metadata)
             }
             response.headerFields[Self.requestIdHeader] = requestId

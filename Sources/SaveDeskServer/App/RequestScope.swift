@@ -1,13 +1,19 @@
 import Foundation
+import RetentionDomain
 
-/// Who is asking and which request this is, set by the API middleware for the handler's task.
+/// Who is asking, for which mode, and which request this is: a value every service that reads or
+/// changes data takes as a parameter. Test and live data never mix, and that rests on this value,
+/// never on a default: a handler takes the scope its request was authorized with
+/// (`RequestScope.ofRequest()`), the App Store's notifications the one their signed environment
+/// says, a background job one per mode (`RequestScope.job`).
 struct RequestScope: Sendable {
-    /// The name written to the audit trail: the operator, "app", or the portal's customer.
+    /// The name written to the audit trail: the operator, "app", "app_store", "billing", the
+    /// portal's customer, or a job.
     var actor: String
     /// Whose idempotency keys these are: a digest of the API key, never the key itself.
     var principal: String
     var requestId: String
-    /// Live data (`*_live_*` keys, Production App Store data) or test data. A request only ever
+    /// Live data (`*_live_*` keys, Production App Store data) or test data. A scope only ever
     /// sees and changes data of its own mode.
     var livemode: Bool
     /// The digest of what the request asks (operation, path parameters, canonical body), which an
@@ -16,8 +22,6 @@ struct RequestScope: Sendable {
 
     /// True for test-mode keys (`*_test_*`).
     var isSandbox: Bool { !livemode }
-
-    @TaskLocal static var current: RequestScope?
 
     init(key: APIKey, requestId: String, fingerprint: String? = nil) {
         actor = key.actor
@@ -34,7 +38,30 @@ struct RequestScope: Sendable {
         self.livemode = livemode
     }
 
+    /// What a background job acts as, for one mode: it touches only that mode's data, at that
+    /// mode's time.
+    static func job(_ name: String, livemode: Bool) -> RequestScope {
+        RequestScope(actor: name, principal: "job:\(name)", requestId: "\(name):\(livemode ? "live" : "test"):" + newRequestId(), livemode: livemode)
+    }
+
     static func newRequestId() -> String { "req_" + UUID().uuidString.lowercased().prefix(18) }
+
+    /// The scope the API middleware authorized the running request with (the generated server's
+    /// handlers take no context, so it travels to them as a task-local, and from them on as a
+    /// parameter). Only the middleware sets it; only the handlers read it.
+    @TaskLocal fileprivate static var authorized: RequestScope?
+
+    static func ofRequest() throws(SaveDeskError) -> RequestScope {
+        guard let authorized else {
+            throw SaveDeskError(status: 500, code: "internal", "an operation ran without the scope of an authorized request")
+        }
+        return authorized
+    }
+
+    /// Runs `body` (the request's operation) with `scope` as its authorized scope.
+    static func authorizing<T>(_ scope: RequestScope, _ body: () async throws -> T) async throws -> T {
+        try await $authorized.withValue(scope) { try await body() }
+    }
 }
 
 /// SHA-256 hex digests for fingerprints and principals.
@@ -44,7 +71,7 @@ enum Fingerprint {
     }
 
     static func of(data: Data) -> String {
-        SHA256Hex.digest(data)
+        SHA256Digest.hex(data)
     }
 
     /// The digest of a value's canonical JSON (sorted keys).
@@ -55,10 +82,3 @@ enum Fingerprint {
     }
 }
 
-import Crypto
-
-enum SHA256Hex {
-    static func digest(_ data: Data) -> String {
-        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
-    }
-}

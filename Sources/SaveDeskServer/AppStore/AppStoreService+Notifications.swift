@@ -29,12 +29,13 @@ extension AppStoreService {
         return VerifiedNotification(notification: notification, transaction: transaction, renewal: renewal)
     }
 
-    func receive(_ request: Schemas.AppStoreNotificationRequest) async throws -> Schemas.StatusResponse {
+    /// A notification from Apple (the request's scope admits no key: the signed payload is the
+    /// proof). It acts in the mode its signed environment says, as `app_store`.
+    func receive(_ request: Schemas.AppStoreNotificationRequest, scope request_: RequestScope) async throws -> Schemas.StatusResponse {
         let verified = try await verifyNotification(request.signedPayload, now: clock.server.now())
-        var scope = RequestScope.current ?? RequestScope(actor: "app_store", principal: "app_store", requestId: "app_store", livemode: false)
-        scope.livemode = verified.livemode
-        return try await RequestScope.$current.withValue(scope) {
-            try await store.transaction(key: "notification:" + verified.notification.notificationUUID) { data in try await apply(verified, data) }
+        let scope = RequestScope(actor: "app_store", principal: "app_store", requestId: request_.requestId, livemode: verified.livemode)
+        return try await store.transaction(key: "notification:" + verified.notification.notificationUUID) { data in
+            try await apply(verified, data, scope: scope)
         }
     }
 
@@ -42,7 +43,12 @@ extension AppStoreService {
     /// subscription of its original transaction in its mode, only if newer than what it applied.
     /// Returns "applied", "duplicate" (this notification was applied before), "unchanged" (signed in
     /// the millisecond of what was applied, and saying the same), "stale" or "unmatched".
-    func apply(_ verified: VerifiedNotification, _ data: Repositories, at time: Int64? = nil) async throws -> Schemas.StatusResponse {
+    func apply(
+        _ verified: VerifiedNotification, _ data: Repositories, at time: Int64? = nil, scope: RequestScope
+    ) async throws -> Schemas.StatusResponse {
+        guard scope.livemode == verified.livemode else {
+            throw SaveDeskError(status: 500, code: "internal", "App Store data of one mode was applied in the other's scope")
+        }
         let notification = verified.notification
         let received = time ?? clock.now(livemode: verified.livemode).unixSeconds
         if try await data.appStore.hasNotification(uuid: notification.notificationUUID) { return Schemas.StatusResponse(status: "duplicate") }
@@ -70,7 +76,7 @@ extension AppStoreService {
                         "notification_uuid": notification.notificationUUID, "subtype": notification.subtype ?? "",
                     ]),
                     beforeState: try ChangeTransaction.json(before), afterState: try ChangeTransaction.json(record),
-                    requestId: RequestScope.current?.requestId ?? "app_store"
+                    requestId: scope.requestId
                 ))
             }
         }

@@ -10,10 +10,10 @@ extension AppStoreService {
     /// How long Apple retries billing before the subscription expires.
     static let billingRetryDays: Int64 = 60
 
-    func simulate(_ request: Schemas.SimulateAppStoreRequest, idempotencyKey: String?) async throws -> Schemas.StatusResponse {
-        let now = clock.now().unixSeconds
+    func simulate(_ request: Schemas.SimulateAppStoreRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.StatusResponse {
+        let now = clock.now(scope).unixSeconds
         return try await changes.idempotent(
-            operation: "simulateAppStoreEvent", request: request, idempotencyKey: idempotencyKey
+            scope, operation: "simulateAppStoreEvent", request: request, idempotencyKey: idempotencyKey
         ) { data in
             guard let record = try await testRecord(data, request.originalTransactionId) else {
                 throw SaveDeskError.notFound("no App Store subscription with original transaction id \(request.originalTransactionId)", code: "unknown_transaction")
@@ -35,7 +35,7 @@ extension AppStoreService {
             case .expire: event = ("EXPIRED", "VOLUNTARY", period, renewal(record, autoRenew: false))
             }
             let signed = try await sign(record, type: event.type, subtype: event.subtype, expires: event.expires, renewal: event.renewal, at: now)
-            return try await apply(signed, data)
+            return try await apply(signed, data, scope: scope)
         }.output
     }
 
@@ -43,15 +43,15 @@ extension AppStoreService {
     /// subscription): a transaction signed with the local CA. Nothing is stored here; the device
     /// syncs it to `storekit-transactions`, through its sync queue.
     func simulatePurchase(
-        _ request: Schemas.SimulateStoreKitPurchaseRequest, idempotencyKey: String?
+        _ request: Schemas.SimulateStoreKitPurchaseRequest, scope: RequestScope, idempotencyKey: String?
     ) async throws -> Schemas.SimulatedStoreKitTransaction {
         try await changes.idempotent(
-            operation: "simulateStoreKitPurchase", request: request, idempotencyKey: idempotencyKey
-        ) { data in try await signPurchase(request, data) }.output
+            scope, operation: "simulateStoreKitPurchase", request: request, idempotencyKey: idempotencyKey
+        ) { data in try await signPurchase(request, data, scope: scope) }.output
     }
 
     private func signPurchase(
-        _ request: Schemas.SimulateStoreKitPurchaseRequest, _ data: Repositories
+        _ request: Schemas.SimulateStoreKitPurchaseRequest, _ data: Repositories, scope: RequestScope
     ) async throws -> Schemas.SimulatedStoreKitTransaction {
         guard let ca = localCA, let settings = config.appStore else {
             throw SaveDeskError.unprocessable("simulated App Store purchases need a local StoreKit CA (app_store.local_ca = true)", code: "no_local_ca")
@@ -59,7 +59,7 @@ extension AppStoreService {
         guard let product = config.product(id: request.productId), let storeId = product.storekitProductId else {
             throw SaveDeskError.notFound("no App Store product for \"\(request.productId)\"", code: "unknown_product")
         }
-        let now = clock.now().unixSeconds
+        let now = clock.now(scope).unixSeconds
         var otid = "2000009" + String(UInt64.random(in: 100_000_000...999_999_999))
         var started = now, expires = BillingLedger.add(product.interval, to: now)
         var signedAt = now * 1000
@@ -83,13 +83,15 @@ extension AppStoreService {
         )
     }
 
-    /// Runs the App Store's own timeline up to `now` for every test-mode App Store subscription
-    /// (test clock), inside the caller's transaction: grace period → billing retry → expired,
-    /// cancelled → expired, renewing → renewed.
-    func advanceSimulatedAppStore(_ data: Repositories, now: Int64) async throws -> [(customerId: String, subscriptionId: String, steps: [String])] {
-        guard localCA != nil else { return [] }
+    /// Runs the App Store's own timeline up to `now` for every App Store subscription of `scope`'s
+    /// mode (a test scope: the test clock), inside the caller's transaction: grace period →
+    /// billing retry → expired, cancelled → expired, renewing → renewed.
+    func advanceSimulatedAppStore(
+        _ data: Repositories, now: Int64, scope: RequestScope
+    ) async throws -> [(customerId: String, subscriptionId: String, steps: [String])] {
+        guard localCA != nil, !scope.livemode else { return [] }
         var taken: [(String, String, [String])] = []
-        let records = try await data.ledger.appStoreSubscriptions(livemode: false)
+        let records = try await data.ledger.appStoreSubscriptions(livemode: scope.livemode)
         for original in records {
             var record = original
             var steps: [String] = []
@@ -122,7 +124,7 @@ extension AppStoreService {
                 }
                 guard let step else { break }
                 let signed = try await sign(record, type: step.type, subtype: step.subtype, expires: step.expires, renewal: step.renewal, at: step.at)
-                _ = try await apply(signed, data, at: now)
+                _ = try await apply(signed, data, at: now, scope: scope)
                 steps.append(step.text)
                 guard let updated = try await testRecord(data, record.originalTransactionId ?? ""), updated != record else { break }
                 record = updated

@@ -70,9 +70,9 @@ final class AppStoreService: Sendable {
     }
 
     /// A verified transaction of the request's mode, checked against the catalog.
-    func verifiedTransaction(_ jws: String) async throws -> (AppStoreTransaction, ServerConfig.ProductConfig, Price) {
+    func verifiedTransaction(_ jws: String, scope: RequestScope) async throws -> (AppStoreTransaction, ServerConfig.ProductConfig, Price) {
         let transaction = try await requireVerifier().verify(jws, as: AppStoreTransaction.self, now: clock.server.now())
-        let live = RequestScope.current?.livemode ?? false
+        let live = scope.livemode
         guard Self.isLive(environment: transaction.environment ?? "") == live else {
             throw SaveDeskError.unprocessable(
                 "this transaction was signed in the \(transaction.environment ?? "") environment; \(live ? "a live key syncs only Production data" : "a test key never syncs Production data")",
@@ -90,9 +90,9 @@ final class AppStoreService: Sendable {
     /// data, never taken from another customer (`claim` does that, on purpose).
     func apply(
         _ transaction: AppStoreTransaction, product: ServerConfig.ProductConfig, price: Price, renewal: AppStoreRenewalInfo?,
-        willAutoRenew: Bool?, userId: String, _ data: Repositories, now: Int64
+        willAutoRenew: Bool?, userId: String, _ data: Repositories, now: Int64, scope: RequestScope
     ) async throws -> Applied {
-        let live = RequestScope.current?.livemode ?? false
+        let live = scope.livemode
         let otid = transaction.originalTransactionId
         let existing = try await data.ledger.subscription(originalTransactionId: otid)
         if let existing, existing.customerId != userId || existing.livemode != live {
@@ -143,16 +143,16 @@ final class AppStoreService: Sendable {
         return String(email[email.startIndex]) + "***" + email[at...]
     }
 
-    func sync(_ request: Schemas.StoreKitTransactionRequest, idempotencyKey: String?) async throws -> Schemas.StoreKitTransactionResponse {
-        let (transaction, product, price) = try await verifiedTransaction(request.jwsRepresentation)
+    func sync(_ request: Schemas.StoreKitTransactionRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.StoreKitTransactionResponse {
+        let (transaction, product, price) = try await verifiedTransaction(request.jwsRepresentation, scope: scope)
         let otid = transaction.originalTransactionId
         return try await changes.mutate(
-            operation: "syncStoreKitTransaction", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
+            scope, operation: "syncStoreKitTransaction", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
             action: "app_store.transaction_synced"
         ) { data, now in
-            _ = try await data.customers.inScope(request.userId)
+            _ = try await data.customers.inScope(request.userId, scope)
             switch try await apply(transaction, product: product, price: price, renewal: nil, willAutoRenew: request.willAutoRenew,
-                                   userId: request.userId, data, now: now) {
+                                   userId: request.userId, data, now: now, scope: scope) {
             case .conflict(let owner):
                 return .init(
                     output: .init(status: "conflict", owned: false, originalTransactionId: otid, conflict: true, claimAvailable: true,
@@ -173,13 +173,13 @@ final class AppStoreService: Sendable {
 
     /// The SDK's bulk reconcile: each signed transaction (with its renewal info) verified and
     /// applied as a sync would be; a chunk sent again changes nothing (older or equal signed data).
-    func reconcile(_ request: Schemas.StoreKitReconcileRequest, idempotencyKey: String?) async throws -> Schemas.StoreKitReconcileResponse {
+    func reconcile(_ request: Schemas.StoreKitReconcileRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.StoreKitReconcileResponse {
         var verified: [(AppStoreTransaction, ServerConfig.ProductConfig, Price, AppStoreRenewalInfo?)] = []
         var skipped: [Schemas.ReconcileSkip] = []
         let verifier = try requireVerifier()
         for item in request.transactions {
             do {
-                let (transaction, product, price) = try await verifiedTransaction(item.signedTransaction)
+                let (transaction, product, price) = try await verifiedTransaction(item.signedTransaction, scope: scope)
                 let renewal = try await item.signedRenewalInfo.asyncMap {
                     try await verifier.verify($0, as: AppStoreRenewalInfo.self, now: clock.server.now())
                 }
@@ -190,14 +190,14 @@ final class AppStoreService: Sendable {
         }
         let userId = request.userId
         return try await changes.mutate(
-            operation: "reconcileStoreKitTransactions", request: request, idempotencyKey: idempotencyKey, customerId: userId,
+            scope, operation: "reconcileStoreKitTransactions", request: request, idempotencyKey: idempotencyKey, customerId: userId,
             action: "app_store.reconciled"
         ) { data, now in
-            _ = try await data.customers.inScope(userId)
+            _ = try await data.customers.inScope(userId, scope)
             var skipped = skipped, emitted = 0
             for (transaction, product, price, renewal) in verified {
                 switch try await apply(transaction, product: product, price: price, renewal: renewal, willAutoRenew: nil,
-                                       userId: userId, data, now: now) {
+                                       userId: userId, data, now: now, scope: scope) {
                 case .conflict: skipped.append(.init(reason: "owned_by_another_user", transactionId: transaction.transactionId))
                 case .unchanged: break
                 case .changed: emitted += 1
@@ -212,15 +212,15 @@ final class AppStoreService: Sendable {
 
     /// Moves a verified App Store subscription to this user (the device holds its signed
     /// transaction, which is the proof); audited on both customers.
-    func claim(_ request: Schemas.ClaimRequest, idempotencyKey: String?) async throws -> Schemas.ClaimResponse {
-        let (transaction, product, price) = try await verifiedTransaction(request.jwsRepresentation)
+    func claim(_ request: Schemas.ClaimRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.ClaimResponse {
+        let (transaction, product, price) = try await verifiedTransaction(request.jwsRepresentation, scope: scope)
         let otid = transaction.originalTransactionId
         return try await changes.mutate(
-            operation: "claimEntitlement", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
+            scope, operation: "claimEntitlement", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
             action: "app_store.claimed"
         ) { data, now in
-            _ = try await data.customers.inScope(request.userId)
-            if var record = try await data.ledger.subscription(originalTransactionId: otid), record.livemode == (RequestScope.current?.livemode ?? false),
+            _ = try await data.customers.inScope(request.userId, scope)
+            if var record = try await data.ledger.subscription(originalTransactionId: otid), record.livemode == scope.livemode,
                 record.customerId != request.userId
             {
                 let before = record
@@ -228,9 +228,9 @@ final class AppStoreService: Sendable {
                 record.updatedAt = now
                 try await data.ledger.update(record)
                 try await data.audit.append(AuditRecord(
-                    id: AuditID.next(), at: now, actor: RequestScope.current?.actor ?? "app", customerId: before.customerId,
+                    id: AuditID.next(), at: now, actor: scope.actor, customerId: before.customerId,
                     action: "app_store.claimed_by_another_user", parameters: try ChangeTransaction.json(["claimed_by": request.userId]),
-                    beforeState: try ChangeTransaction.json(before), afterState: nil, requestId: RequestScope.current?.requestId ?? "claim"
+                    beforeState: try ChangeTransaction.json(before), afterState: nil, requestId: scope.requestId
                 ))
                 return .init(
                     output: .init(status: "claimed", claimed: true, productId: product.id, originalTransactionId: otid,
@@ -239,7 +239,7 @@ final class AppStoreService: Sendable {
                 )
             }
             let applied = try await apply(transaction, product: product, price: price, renewal: nil, willAutoRenew: nil,
-                                          userId: request.userId, data, now: now)
+                                          userId: request.userId, data, now: now, scope: scope)
             let output = Schemas.ClaimResponse(status: "ok", claimed: true, productId: product.id, originalTransactionId: otid)
             switch applied {
             case .changed(let before, let after): return .init(output: output, before: before, after: after)
@@ -248,9 +248,9 @@ final class AppStoreService: Sendable {
         }
     }
 
-    func status(originalTransactionId: String) async throws -> Schemas.StoreKitSubscriptionStatus {
-        let now = clock.now()
-        let live = RequestScope.current?.livemode ?? false
+    func status(originalTransactionId: String, scope: RequestScope) async throws -> Schemas.StoreKitSubscriptionStatus {
+        let now = clock.now(scope)
+        let live = scope.livemode
         return try await store.read { data in
             guard let record = try await data.ledger.subscription(originalTransactionId: originalTransactionId), record.livemode == live else {
                 throw SaveDeskError.notFound("no App Store subscription with original transaction id \(originalTransactionId)", code: "unknown_transaction")

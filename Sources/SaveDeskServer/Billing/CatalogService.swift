@@ -25,8 +25,8 @@ final class CatalogService: Sendable {
         products = try config.products.map { try WireMapping.convert($0.product) }
     }
 
-    func catalog(userId: String?, demo: Demo?) async throws -> Schemas.ProductsResponse {
-        if demo != nil, RequestScope.current?.isSandbox != true {
+    func catalog(userId: String?, demo: Demo?, scope: RequestScope) async throws -> Schemas.ProductsResponse {
+        if demo != nil, !scope.isSandbox {
             throw SaveDeskError.forbidden("demo mode is for test keys; a live app always sees the real offer", code: "test_mode_only")
         }
         let offer: Schemas.OfferData?
@@ -37,9 +37,9 @@ final class CatalogService: Sendable {
             offer = upgradeTip()
         case nil:
             if let userId, !userId.isEmpty, let campaign = config.campaign {
-                let now = clock.now()
+                let now = clock.now(scope)
                 let facts = try await store.transaction(key: "customer:" + userId) { data in
-                    try await self.switchAndSave.facts(data, userId: userId, now: now)
+                    try await self.switchAndSave.facts(data, userId: userId, now: now, scope: scope)
                 }
                 offer = facts.decision.state == .eligible
                     ? tip(campaign, appStoreProductId: facts.appStore?.productId, freeTrialDays: facts.decision.offerData?.freeTrialDays,

@@ -44,14 +44,14 @@ final class CheckoutService: Sendable {
         var mode: String?
     }
 
-    func create(_ request: Schemas.CheckoutRequest, idempotencyKey: String?) async throws -> Schemas.CheckoutResponse {
+    func create(_ request: Schemas.CheckoutRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.CheckoutResponse {
         try await create(Ask(
             productId: request.productId, userId: request.userId, storekitSubscriptionEnd: request.storekitSubscriptionEnd,
             storekitOriginalTransactionId: request.storekitOriginalTransactionId, mode: request.checkoutMode?.rawValue
-        ), request: request, idempotencyKey: idempotencyKey)
+        ), request: request, scope: scope, idempotencyKey: idempotencyKey)
     }
 
-    func create(_ ask: Ask, request: some Encodable & Sendable, idempotencyKey: String?) async throws -> Schemas.CheckoutResponse {
+    func create(_ ask: Ask, request: some Encodable & Sendable, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.CheckoutResponse {
         let product = try config.requireProduct(ask.productId)
         guard let price = product.webPrice else {
             throw SaveDeskError.notFound("\(product.displayName) has no web price", code: "product_not_found")
@@ -68,10 +68,10 @@ final class CheckoutService: Sendable {
         let original = Money.minorUnits(fromMicros: price.amountMicros, currencyCode: price.currencyCode)
         let base = portal.baseURL.withLock { $0 }
         return try await changes.mutate(
-            operation: "createCheckout", request: request, idempotencyKey: idempotencyKey, customerId: userId, action: "checkout.created"
+            scope, operation: "createCheckout", request: request, idempotencyKey: idempotencyKey, customerId: userId, action: "checkout.created"
         ) { data, now in
-            let facts = try await switchAndSave.facts(data, userId: userId, now: Date(unixSeconds: now))
-            let bridge = try await bridgeEnd(data, ask: ask, userId: userId, appStore: facts.appStore, now: now)
+            let facts = try await switchAndSave.facts(data, userId: userId, now: Date(unixSeconds: now), scope: scope)
+            let bridge = try await bridgeEnd(data, ask: ask, userId: userId, appStore: facts.appStore, now: now, scope: scope)
             // The discount: only for a customer the server itself finds eligible, switching to the
             // product the offer is for.
             let offered = facts.decision.state == .eligible ? facts.decision.offerData?.prompt : nil
@@ -86,7 +86,7 @@ final class CheckoutService: Sendable {
                 currency: price.currencyCode, discountPercent: discount, trialType: nil, trialEnd: nil,
                 storekitOriginalTransactionId: facts.appStore?.originalTransactionId ?? ask.storekitOriginalTransactionId,
                 storekitStatus: nil, subscriptionId: nil, createdAt: now, purchasedAt: nil,
-                livemode: RequestScope.current?.livemode ?? false, mode: ask.mode
+                livemode: scope.livemode, mode: ask.mode
             )
             if let end = bridge {
                 record.amount = 0
@@ -103,7 +103,7 @@ final class CheckoutService: Sendable {
     /// active App Store subscription (the one named by its original transaction id, else the
     /// live one), capped by a claimed end date. Nil: no verified App Store period, no trial.
     private func bridgeEnd(
-        _ data: Repositories, ask: Ask, userId: String, appStore live: SubscriptionRecord?, now: Int64
+        _ data: Repositories, ask: Ask, userId: String, appStore live: SubscriptionRecord?, now: Int64, scope: RequestScope
     ) async throws -> Int64? {
         guard ask.storekitOriginalTransactionId != nil || ask.storekitSubscriptionEnd != nil else { return nil }
         var record = live
@@ -111,7 +111,7 @@ final class CheckoutService: Sendable {
             record = try await data.ledger.subscription(originalTransactionId: otid)
         }
         guard let record, record.customerId == userId, record.source == .appStore,
-            record.livemode == (RequestScope.current?.livemode ?? false), record.entitlementStatus == .active,
+            record.livemode == scope.livemode, record.entitlementStatus == .active,
             let paidThrough = record.currentPeriodEnd, paidThrough > now
         else { return nil }
         let claimed = ask.storekitSubscriptionEnd?.unixSeconds
@@ -134,13 +134,13 @@ final class CheckoutService: Sendable {
     }
 
     /// Several checkouts; each result carries its checkout or the reason it has none.
-    func batch(_ request: Schemas.BatchCheckoutRequest, idempotencyKey: String?) async throws -> Schemas.BatchCheckoutResponse {
+    func batch(_ request: Schemas.BatchCheckoutRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.BatchCheckoutResponse {
         var results: [Schemas.BatchCheckoutResult] = []
         for (index, item) in request.products.enumerated() {
             let ask = Ask(productId: item.productId, userId: request.userId, storekitSubscriptionEnd: item.storekitSubscriptionEnd,
                           storekitOriginalTransactionId: item.storekitOriginalTransactionId, mode: nil)
             do {
-                let made = try await create(ask, request: ask, idempotencyKey: idempotencyKey.map { "\($0)#\(index)" })
+                let made = try await create(ask, request: ask, scope: scope, idempotencyKey: idempotencyKey.map { "\($0)#\(index)" })
                 results.append(.init(
                     productId: item.productId, transactionId: made.transactionId, checkoutUrl: made.checkoutUrl,
                     callbackUrl: made.callbackUrl, publishableKey: made.publishableKey, deferredMode: made.deferredMode,
@@ -156,16 +156,16 @@ final class CheckoutService: Sendable {
     }
 
     /// A browser checkout (Safari flows): a session id and the page.
-    func session(_ request: Schemas.CheckoutSessionRequest, idempotencyKey: String?) async throws -> Schemas.CheckoutSession {
+    func session(_ request: Schemas.CheckoutSessionRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.CheckoutSession {
         let ask = Ask(productId: request.productId, userId: request.userId, mode: "browser")
-        let made = try await create(ask, request: request, idempotencyKey: idempotencyKey)
+        let made = try await create(ask, request: request, scope: scope, idempotencyKey: idempotencyKey)
         return .init(sessionId: "cs_" + made.transactionId, checkoutUrl: made.checkoutUrl, transactionId: made.transactionId)
     }
 
-    /// A checkout of the request's mode (a test key never sees a live checkout, and the other way round).
-    private func load(_ data: Repositories, _ id: String, anyMode: Bool = false) async throws -> CheckoutRecord {
-        guard let record = try await data.checkouts.find(id: id),
-            anyMode || record.livemode == (RequestScope.current?.livemode ?? record.livemode)
+    /// A checkout of `scope`'s mode (a test key never sees a live checkout, and the other way
+    /// round); with no scope, of either mode (the checkout page: its URL is the credential).
+    private func load(_ data: Repositories, _ id: String, scope: RequestScope?) async throws -> CheckoutRecord {
+        guard let record = try await data.checkouts.find(id: id), scope.map({ $0.livemode == record.livemode }) ?? true
         else { throw SaveDeskError.notFound("no transaction \(id)", code: "unknown_transaction") }
         return record
     }
@@ -178,9 +178,9 @@ final class CheckoutService: Sendable {
     }
 
     /// The terms of a deferred checkout, for the payment sheet.
-    func checkoutConfig(id: String) async throws -> Schemas.CheckoutConfig {
-        let now = clock.now().unixSeconds
-        let record = try await store.read { data in try await load(data, id) }
+    func checkoutConfig(id: String, scope: RequestScope) async throws -> Schemas.CheckoutConfig {
+        let now = clock.now(scope).unixSeconds
+        let record = try await store.read { data in try await load(data, id, scope: scope) }
         try checkNotExpired(record, now: now)
         let product = try config.requireProduct(record.productId)
         return Schemas.CheckoutConfig(
@@ -193,13 +193,13 @@ final class CheckoutService: Sendable {
 
     /// The client secret of a deferred checkout: made once, the same on every repeat; 410 once the
     /// checkout expired.
-    func finalize(id: String) async throws -> Schemas.FinalizeResponse {
-        let customer = try await store.read { data in try await load(data, id).customerId }
+    func finalize(id: String, scope: RequestScope) async throws -> Schemas.FinalizeResponse {
+        let customer = try await store.read { data in try await load(data, id, scope: scope).customerId }
         let secret: String = try await changes.mutate(
-            operation: "finalizeCheckout", request: ["transaction_id": id], idempotencyKey: nil, customerId: customer,
+            scope, operation: "finalizeCheckout", request: ["transaction_id": id], idempotencyKey: nil, customerId: customer,
             action: "checkout.finalized"
         ) { data, now in
-            let record = try await load(data, id)
+            let record = try await load(data, id, scope: scope)
             if let secret = record.clientSecret { return .init(output: secret, before: nil, after: nil, changed: false) }
             try checkNotExpired(record, now: now)
             let secret = "pi_\(record.id)_secret_\(PortalService.newToken().prefix(24))"
@@ -219,19 +219,19 @@ final class CheckoutService: Sendable {
         )
     }
 
-    func transaction(id: String) async throws -> Schemas.CheckoutTransaction {
+    func transaction(id: String, scope: RequestScope) async throws -> Schemas.CheckoutTransaction {
         try await store.read { data in
-            let record = try await load(data, id)
+            let record = try await load(data, id, scope: scope)
             let expires = try await record.subscriptionId.asyncMap { try await data.ledger.periodEnd(subscriptionId: $0) } ?? nil
             return wire(record, expiresAt: expires)
         }
     }
 
     /// The user's web checkouts and App Store subscriptions, newest first.
-    func history(userId: String) async throws -> Schemas.TransactionHistory {
-        let livemode = RequestScope.current?.livemode ?? false
+    func history(userId: String, scope: RequestScope) async throws -> Schemas.TransactionHistory {
+        let livemode = scope.livemode
         return try await store.read { data in
-            _ = try await data.customers.inScope(userId)
+            _ = try await data.customers.inScope(userId, scope)
             var entries: [(at: Int64, transaction: Schemas.CheckoutTransaction)] = []
             let checkouts = try await data.checkouts.checkouts(customerId: userId, livemode: livemode)
             for record in checkouts {
@@ -254,13 +254,13 @@ final class CheckoutService: Sendable {
     }
 
     /// What the device sees of Apple's side after a switch (1 still renewing … 5 revoked).
-    func updateStoreKitStatus(id: String, _ update: Schemas.StoreKitStatusUpdate) async throws -> Schemas.StoreKitStatusUpdateResponse {
-        let customer = try await store.read { data in try await load(data, id).customerId }
+    func updateStoreKitStatus(id: String, _ update: Schemas.StoreKitStatusUpdate, scope: RequestScope) async throws -> Schemas.StoreKitStatusUpdateResponse {
+        let customer = try await store.read { data in try await load(data, id, scope: scope).customerId }
         return try await changes.mutate(
-            operation: "updateTransactionStoreKitStatus", request: update, idempotencyKey: nil, customerId: customer,
+            scope, operation: "updateTransactionStoreKitStatus", request: update, idempotencyKey: nil, customerId: customer,
             action: "checkout.storekit_status"
         ) { data, _ in
-            let record = try await load(data, id)
+            let record = try await load(data, id, scope: scope)
             guard record.storekitStatus != update.storekitStatus else {
                 return .init(output: .init(id: record.id, storekitStatus: update.storekitStatus), before: nil, after: nil, changed: false)
             }
@@ -271,13 +271,13 @@ final class CheckoutService: Sendable {
 
     /// Completes a pending checkout as the payment webhook would: paid creates the web
     /// subscription (trialing until the App Store period ends, with the switch-and-save discount).
-    func complete(_ request: Schemas.SimulateCheckoutRequest, idempotencyKey: String?) async throws -> Schemas.CheckoutTransaction {
-        let customer = try await store.read { data in try await load(data, request.transactionId).customerId }
+    func complete(_ request: Schemas.SimulateCheckoutRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.CheckoutTransaction {
+        let customer = try await store.read { data in try await load(data, request.transactionId, scope: scope).customerId }
         return try await changes.mutate(
-            operation: "simulateCheckout", request: request, idempotencyKey: idempotencyKey, customerId: customer,
+            scope, operation: "simulateCheckout", request: request, idempotencyKey: idempotencyKey, customerId: customer,
             action: "checkout.\(request.outcome.rawValue)"
         ) { data, now in
-            var record = try await load(data, request.transactionId)
+            var record = try await load(data, request.transactionId, scope: scope)
             guard record.status == "pending" else {
                 throw SaveDeskError.conflict("transaction \(record.id) is already \(record.status)", code: "transaction_not_pending")
             }
@@ -326,7 +326,7 @@ final class CheckoutService: Sendable {
 
     /// The page behind `checkout_url`: what the customer is buying and when they pay.
     func page(id: String) async throws -> PortalService.Page {
-        let found = try? await store.read { data in try await load(data, id, anyMode: true) }
+        let found = try? await store.read { data in try await load(data, id, scope: nil) }
         guard let record = found, let product = config.product(id: record.productId) else {
             return .init(status: 404, html: PortalHTML.message(title: "Checkout not found", body: "This checkout link is not valid."))
         }

@@ -13,11 +13,13 @@ struct Settlement: Sendable {
         ledger = BillingLedger(config: config)
     }
 
-    /// Applies every due transition of a customer's web subscriptions at `now`, inside the
-    /// caller's transaction. Returns the steps taken, by subscription.
+    /// Applies every due transition of a customer (of `scope`'s mode) at `now`, the mode's time,
+    /// inside the caller's transaction. Returns the steps taken, by subscription.
     @discardableResult
-    func settle(_ data: Repositories, customerId: String, now: Int64) async throws -> [(subscriptionId: String, steps: [String])] {
-        guard let customer = try await data.customers.find(id: customerId) else { return [] }
+    func settle(
+        _ data: Repositories, customerId: String, now: Int64, scope: RequestScope
+    ) async throws -> [(subscriptionId: String, steps: [String])] {
+        guard let customer = try await data.customers.find(id: customerId), customer.livemode == scope.livemode else { return [] }
         var taken: [(subscriptionId: String, steps: [String])] = []
         let all = try await data.ledger.subscriptions(customerId: customerId)
         for var subscription in all where subscription.source == .web {
@@ -40,7 +42,7 @@ struct Settlement: Sendable {
                 id: AuditID.next(), at: now, actor: "billing", customerId: customerId,
                 action: "billing.settle", parameters: try ChangeTransaction.json(["steps": steps]),
                 beforeState: try ChangeTransaction.json(before), afterState: try ChangeTransaction.json(subscription),
-                requestId: RequestScope.current?.requestId ?? "billing"
+                requestId: scope.requestId
             ))
         }
         return taken

@@ -11,14 +11,14 @@ extension SubscriptionService {
     /// body sets `wroteMore` when it wrote something besides the subscription (a discount, a
     /// charge); a request that changes nothing is answered without an audit row.
     func changeSubscription<Request: Encodable & Sendable, Output: Codable & Sendable>(
-        operation: String, request: Request, idempotencyKey: String?, userId: String, product: ServerConfig.ProductConfig,
+        _ scope: RequestScope, operation: String, request: Request, idempotencyKey: String?, userId: String, product: ServerConfig.ProductConfig,
         action: String, verb: String,
         _ body: (_ subscription: inout SubscriptionRecord, _ data: Repositories, _ now: Int64, _ wroteMore: inout Bool) async throws -> Output
     ) async throws -> Output {
         try await changes.mutate(
-            operation: operation, request: request, idempotencyKey: idempotencyKey, customerId: userId, action: action
+            scope, operation: operation, request: request, idempotencyKey: idempotencyKey, customerId: userId, action: action
         ) { data, now in
-            let customer = try await data.customers.inScope(userId)
+            let customer = try await data.customers.inScope(userId, scope)
             var subscription = try await data.ledger.target(customer: customer, product: product, action: verb)
             let before = subscription
             var wroteMore = false
@@ -31,13 +31,13 @@ extension SubscriptionService {
         }
     }
 
-    func acceptSaveOffer(_ request: Schemas.UserProductRequest, idempotencyKey: String?) async throws -> Schemas.SaveOfferResult {
+    func acceptSaveOffer(_ request: Schemas.UserProductRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.SaveOfferResult {
         let product = try config.requireProduct(request.productId)
         guard let offer = config.cancelFlow.config.offer, offer.enabled, let terms = config.cancelFlow.offerTerms else {
             throw SaveDeskError.unprocessable("the cancel flow has no save offer enabled", code: "no_offer")
         }
         return try await changeSubscription(
-            operation: "acceptSaveOffer", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
+            scope, operation: "acceptSaveOffer", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
             product: product, action: "subscription.accept_offer", verb: "discount"
         ) { subscription, data, now, wroteMore in
             let existing = try await data.ledger.discounts(subscriptionId: subscription.id)
@@ -54,10 +54,10 @@ extension SubscriptionService {
         }
     }
 
-    func pauseSubscription(_ request: Schemas.PauseRequest, idempotencyKey: String?) async throws -> Schemas.PauseResponse {
+    func pauseSubscription(_ request: Schemas.PauseRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.PauseResponse {
         let product = try config.requireProduct(request.productId)
         let settings = config.cancelFlow
-        let now = clock.now()
+        let now = clock.now(scope)
         let days: Int
         if let requested = request.pauseDurationDays {
             if let problem = CancelFlow.PauseLength.problem(requested, maximumDays: settings.maxPauseDays) {
@@ -77,7 +77,7 @@ extension SubscriptionService {
             days = optionDays
         }
         return try await changeSubscription(
-            operation: "pauseSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
+            scope, operation: "pauseSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
             product: product, action: "subscription.pause", verb: "pause"
         ) { subscription, _, now, _ in
             let resumes = try ledger.pause(&subscription, days: days, productName: product.displayName, now: now)
@@ -85,10 +85,10 @@ extension SubscriptionService {
         }
     }
 
-    func resumeSubscription(_ request: Schemas.UserProductRequest, idempotencyKey: String?) async throws -> Schemas.ResumeResponse {
+    func resumeSubscription(_ request: Schemas.UserProductRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.ResumeResponse {
         let product = try config.requireProduct(request.productId)
         return try await changeSubscription(
-            operation: "resumeSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
+            scope, operation: "resumeSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
             product: product, action: "subscription.resume", verb: "resume"
         ) { subscription, _, now, _ in
             try ledger.resume(&subscription, productName: product.displayName, now: now)
@@ -97,12 +97,12 @@ extension SubscriptionService {
     }
 
     func cancelSubscription(
-        _ request: Schemas.CancelRequest, idempotencyKey: String?, reason: String? = nil
+        _ request: Schemas.CancelRequest, scope: RequestScope, idempotencyKey: String?, reason: String? = nil
     ) async throws -> Schemas.CancelResponse {
         let product = try config.requireProduct(request.productId)
         let immediate = request.immediate ?? false
         return try await changeSubscription(
-            operation: "cancelSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
+            scope, operation: "cancelSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
             product: product, action: immediate ? "subscription.cancel_now" : "subscription.cancel_at_period_end", verb: "cancel"
         ) { subscription, data, now, _ in
             let latestReason = try await latestCancelReason(data, customerId: request.userId, productId: product.id)
@@ -116,11 +116,11 @@ extension SubscriptionService {
     }
 
     func reactivateSubscription(
-        _ request: Schemas.UserProductRequest, idempotencyKey: String?
+        _ request: Schemas.UserProductRequest, scope: RequestScope, idempotencyKey: String?
     ) async throws -> Schemas.ReactivateResponse {
         let product = try config.requireProduct(request.productId)
         return try await changeSubscription(
-            operation: "reactivateSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
+            scope, operation: "reactivateSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
             product: product, action: "subscription.reactivate", verb: "reactivate"
         ) { subscription, _, _, _ in
             try ledger.reactivate(&subscription, productName: product.displayName)

@@ -60,9 +60,9 @@ final class UpgradeService: Sendable {
         var nextBilling: Int64
     }
 
-    private func plan(_ data: Repositories, userId: String, productId: String, now: Int64) async throws -> Result<Plan, SaveDeskError> {
+    private func plan(_ data: Repositories, userId: String, productId: String, now: Int64, scope: RequestScope) async throws -> Result<Plan, SaveDeskError> {
         let current = try config.requireProduct(productId)
-        _ = try await data.customers.inScope(userId)
+        _ = try await data.customers.inScope(userId, scope)
         let live = try await data.ledger.subscriptions(customerId: userId)
             .filter { $0.productId == productId && $0.entitlementStatus.isLive }
         guard let subscription = live.last(where: { $0.source == .web }) ?? live.last else {
@@ -88,11 +88,11 @@ final class UpgradeService: Sendable {
                              creditMicros: credit, nextBilling: BillingLedger.add(targetInterval, to: now)))
     }
 
-    func offer(userId: String, productId: String) async throws -> Schemas.UpgradeOffer {
-        let now = clock.now().unixSeconds
+    func offer(userId: String, productId: String, scope: RequestScope) async throws -> Schemas.UpgradeOffer {
+        let now = clock.now(scope).unixSeconds
         return try await store.transaction(key: "customer:" + userId) { data in
-            try await changes.settlement.settle(data, customerId: userId, now: now)
-            switch try await plan(data, userId: userId, productId: productId, now: now) {
+            try await changes.settlement.settle(data, customerId: userId, now: now, scope: scope)
+            switch try await plan(data, userId: userId, productId: productId, now: now, scope: scope) {
             case .failure(let reason):
                 return Schemas.UpgradeOffer(available: false, reason: reason.code, reasonMessage: reason.message)
             case .success(let plan):
@@ -123,23 +123,23 @@ final class UpgradeService: Sendable {
         }
     }
 
-    func execute(_ request: Schemas.UpgradeRequest, idempotencyKey: String?) async throws -> Schemas.UpgradeResult {
+    func execute(_ request: Schemas.UpgradeRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.UpgradeResult {
         let requested = try config.requireProduct(request.targetProductId)
-        let now = clock.now().unixSeconds
+        let now = clock.now(scope).unixSeconds
         let planned = try await store.read { data in
-            try await self.plan(data, userId: request.userId, productId: request.currentProductId, now: now)
+            try await self.plan(data, userId: request.userId, productId: request.currentProductId, now: now, scope: scope)
         }
         let upgrade = try planned.get()
         guard upgrade.target.id == requested.id || requested.tier > upgrade.current.tier else {
             throw SaveDeskError.unprocessable("\(requested.displayName) is not an upgrade from \(upgrade.current.displayName)", code: "not_an_upgrade")
         }
         if upgrade.type == "storekit_to_web" {
-            let created = try await checkout.create(.init(productId: requested.id, userId: request.userId), idempotencyKey: idempotencyKey)
+            let created = try await checkout.create(.init(productId: requested.id, userId: request.userId), scope: scope, idempotencyKey: idempotencyKey)
             return .init(success: true, upgradeType: upgrade.type, checkoutUrl: created.checkoutUrl, transactionId: created.transactionId,
                          cancelInstructions: AppStore.cancellationSteps(productName: upgrade.current.displayName).joined(separator: "\n"))
         }
         return try await subscriptions.changeSubscription(
-            operation: "executeUpgrade", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
+            scope, operation: "executeUpgrade", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
             product: upgrade.current, action: "subscription.upgrade", verb: "upgrade"
         ) { subscription, data, now, wroteMore in
             guard let price = requested.webPrice else { throw SaveDeskError.notFound("no web price", code: "unknown_product") }
@@ -164,14 +164,14 @@ final class UpgradeService: Sendable {
         }
     }
 
-    func respond(_ request: Schemas.UpgradeResponseRequest, idempotencyKey: String?) async throws -> Schemas.StatusResponse {
+    func respond(_ request: Schemas.UpgradeResponseRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.StatusResponse {
         _ = try config.requireProduct(request.currentProductId)
         _ = try config.requireProduct(request.targetProductId)
         return try await changes.mutate(
-            operation: "respondToUpgradeOffer", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
+            scope, operation: "respondToUpgradeOffer", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
             action: "upgrade_offer.\(request.outcome.rawValue)"
         ) { data, _ in
-            _ = try await data.customers.inScope(request.userId)
+            _ = try await data.customers.inScope(request.userId, scope)
             return .init(output: .init(status: "recorded"), before: nil, after: nil)
         }
     }

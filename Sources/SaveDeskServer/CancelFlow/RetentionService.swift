@@ -19,14 +19,14 @@ final class RetentionService: Sendable {
     /// confirmed answers with the same record; when Apple already reports renewal off, it is
     /// confirmed at once.
     func recordAppStoreCancellation(
-        customerId: String, request: Schemas.AppStoreCancellationRequest, idempotencyKey: String?
+        customerId: String, request: Schemas.AppStoreCancellationRequest, scope: RequestScope, idempotencyKey: String?
     ) async throws -> Schemas.AppStoreCancellation {
         let product = try config.requireProduct(request.productId)
         return try await changes.mutate(
-            operation: "recordAppStoreCancellation", request: ["customer_id": customerId, "product_id": request.productId],
+            scope, operation: "recordAppStoreCancellation", request: ["customer_id": customerId, "product_id": request.productId],
             idempotencyKey: idempotencyKey, customerId: customerId, action: "app_store.cancellation_read_out"
         ) { data, now in
-            let customer = try await data.customers.inScope(customerId)
+            let customer = try await data.customers.inScope(customerId, scope)
             let record = try await appStoreSubscription(data, customer: customer, product: product, purpose: "cancellation")
             if var latest = try await data.appStore.latestCancellation(subscriptionId: record.id), latest.confirmedAt == nil || Self.appleSaysOff(record) {
                 // Still waiting (or already confirmed and still off): the same record answers.
@@ -39,7 +39,7 @@ final class RetentionService: Sendable {
             }
             let row = AppStoreCancellationRecord(
                 id: "asc_" + UUID().uuidString.lowercased(), customerId: customer.id, subscriptionId: record.id,
-                productId: product.id, readOutAt: now, readOutBy: RequestScope.current?.actor ?? "operator",
+                productId: product.id, readOutAt: now, readOutBy: scope.actor,
                 confirmedAt: Self.appleSaysOff(record) ? now : nil, livemode: record.livemode
             )
             try await data.appStore.insert(row)
@@ -49,7 +49,7 @@ final class RetentionService: Sendable {
 
     /// Hands an App Store subscriber who stays one offer code from the cancel flow's pool.
     func issueOfferCode(
-        customerId: String, request: Schemas.AppStoreCancellationRequest, idempotencyKey: String?
+        customerId: String, request: Schemas.AppStoreCancellationRequest, scope: RequestScope, idempotencyKey: String?
     ) async throws -> Schemas.RetentionOfferCode {
         guard config.cancelFlow.appStoreOffer != nil else {
             throw SaveDeskError.unprocessable(
@@ -58,13 +58,13 @@ final class RetentionService: Sendable {
         }
         let product = try config.requireProduct(request.productId)
         return try await changes.mutate(
-            operation: "issueRetentionOfferCode", request: ["customer_id": customerId, "product_id": request.productId],
+            scope, operation: "issueRetentionOfferCode", request: ["customer_id": customerId, "product_id": request.productId],
             idempotencyKey: idempotencyKey, customerId: customerId, action: "cancel_flow.offer_code"
         ) { data, now in
-            let customer = try await data.customers.inScope(customerId)
+            let customer = try await data.customers.inScope(customerId, scope)
             _ = try await appStoreSubscription(data, customer: customer, product: product, purpose: "offer code")
             let (code, isNew) = try await OfferCodePool.cancelFlow.issue(
-                to: customer.id, by: RequestScope.current?.actor ?? "operator", data, now: now, configKey: "cancel_flow.app_store_offer.offer_codes"
+                to: customer.id, by: scope.actor, data, now: now, configKey: "cancel_flow.app_store_offer.offer_codes"
             )
             return ChangeTransaction.Change(
                 output: Schemas.RetentionOfferCode(

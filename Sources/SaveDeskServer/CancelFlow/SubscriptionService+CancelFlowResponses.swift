@@ -5,26 +5,24 @@ import SaveDeskAPI
 extension SubscriptionService {
     /// Records how a cancel flow ended. Answers must name questions and options of the config.
     func submitCancelFlowResponse(
-        _ response: Schemas.CancelFlowResponse, idempotencyKey: String?
+        _ response: Schemas.CancelFlowResponse, scope: RequestScope, idempotencyKey: String?
     ) async throws -> Schemas.StatusResponse {
         _ = try config.requireProduct(response.productId)
         try validate(response)
         let answers = try ChangeTransaction.json(response.answers)
         return try await changes.mutate(
-            operation: "submitCancelFlowResponse", request: response, idempotencyKey: idempotencyKey,
+            scope, operation: "submitCancelFlowResponse", request: response, idempotencyKey: idempotencyKey,
             customerId: response.userId, action: "cancel_flow.response"
         ) { data, now in
-            _ = try await data.customers.inScope(response.userId)
+            _ = try await data.customers.inScope(response.userId, scope)
             let id = "cr_" + UUID().uuidString.lowercased()
-            let actor = RequestScope.current?.actor ?? "app"
-            let livemode = RequestScope.current?.livemode ?? false
             try await data.cancelFlow.insert(.init(
                 id: id, customerId: response.userId, productId: response.productId, outcome: response.outcome.rawValue,
                 offerShown: response.offerShown, offerAccepted: response.offerAccepted, pauseShown: response.pauseShown,
                 pauseAccepted: response.pauseAccepted, pauseDurationDays: response.pauseDurationDays,
                 lastStepSeen: response.lastStepSeen,
                 answers: response.answers.map { .init(questionId: $0.questionId, optionId: $0.selectedOptionId, freeText: $0.freeText) },
-                answersJSON: answers, variantId: response.variantId.map(String.init), actor: actor, livemode: livemode, createdAt: now
+                answersJSON: answers, variantId: response.variantId.map(String.init), actor: scope.actor, livemode: scope.livemode, createdAt: now
             ))
             return Change(output: Schemas.StatusResponse(status: "recorded"), before: nil, after: nil)
         }
@@ -48,11 +46,11 @@ extension SubscriptionService {
     }
 
     /// The customer's entitlements (web and App Store), after settling due billing.
-    func entitlements(userId: String) async throws -> [Entitlement] {
-        let now = clock.now()
+    func entitlements(userId: String, scope: RequestScope) async throws -> [Entitlement] {
+        let now = clock.now(scope)
         return try await store.transaction(key: "customer:" + userId) { data in
-            _ = try await data.customers.inScope(userId)
-            try await changes.settlement.settle(data, customerId: userId, now: now.unixSeconds)
+            _ = try await data.customers.inScope(userId, scope)
+            try await changes.settlement.settle(data, customerId: userId, now: now.unixSeconds, scope: scope)
             return try await data.ledger.subscriptions(customerId: userId).map {
                 EntitlementMapping.entitlement($0, now: now, policy: config.billing.lifecyclePolicy)
             }

@@ -17,17 +17,17 @@ final class WinBackService: Sendable {
         ledger = changes.settlement.ledger
     }
 
-    func winBack(customerId: String, request: Schemas.WinBackRequest, idempotencyKey: String?) async throws -> Schemas.WinBackResponse {
+    func winBack(customerId: String, request: Schemas.WinBackRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.WinBackResponse {
         guard let settings = config.winBack else {
             throw SaveDeskError.unprocessable("win-back is not configured; add a [win_back] section", code: "win_back_not_configured")
         }
         let product = try config.requireProduct(request.productId)
         let policy = config.billing.lifecyclePolicy
         return try await changes.mutate(
-            operation: "winBackCustomer", request: ["customer_id": customerId, "product_id": request.productId],
+            scope, operation: "winBackCustomer", request: ["customer_id": customerId, "product_id": request.productId],
             idempotencyKey: idempotencyKey, customerId: customerId, action: "win_back"
         ) { data, now in
-            let customer = try await data.customers.inScope(customerId)
+            let customer = try await data.customers.inScope(customerId, scope)
             let records = try await data.ledger.subscriptions(customerId: customerId).filter { $0.productId == product.id }
             if let live = records.last(where: { $0.entitlementStatus.isLive }) {
                 throw SaveDeskError.conflict(
@@ -70,7 +70,7 @@ final class WinBackService: Sendable {
                 throw SaveDeskError.notFound("\(customer.name) has no lapsed \(product.displayName) subscription to win back", code: "no_lapsed_subscription")
             }
             let code = try await OfferCodePool.winBack.issue(
-                to: customerId, by: RequestScope.current?.actor ?? "operator", data, now: now, configKey: "win_back.offer_codes"
+                to: customerId, by: scope.actor, data, now: now, configKey: "win_back.offer_codes"
             ).code
             return ChangeTransaction.Change(
                 output: Schemas.WinBackResponse(

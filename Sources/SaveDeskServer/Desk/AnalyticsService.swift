@@ -17,11 +17,11 @@ final class AnalyticsService: Sendable {
     /// How many free-text answers to show per question.
     static let samplesPerQuestion = 5
 
-    func cancelFlow(from: Date?, to: Date?, operatorName: String?) async throws -> Schemas.CancelFlowAnalytics {
+    func cancelFlow(from: Date?, to: Date?, operatorName: String?, scope: RequestScope) async throws -> Schemas.CancelFlowAnalytics {
         if let from, let to, to <= from {
             throw SaveDeskError.unprocessable("to must be after from", code: "invalid_range")
         }
-        let livemode = RequestScope.current?.livemode ?? false
+        let livemode = scope.livemode
         let (fromSeconds, toSeconds) = (from?.unixSeconds, to?.unixSeconds)
         return try await store.readSnapshot { data in
             let figures = try await data.cancelFlow.figures(livemode: livemode, from: fromSeconds, to: toSeconds, actor: operatorName)
@@ -75,11 +75,11 @@ final class AnalyticsService: Sendable {
 
     /// The switch-and-save funnel: impressions → conversions → completed (Apple renewal off
     /// after converting), overall and per variant.
-    func switchAndSave(from: Date?, to: Date?) async throws -> Schemas.SwitchAndSaveAnalytics {
+    func switchAndSave(from: Date?, to: Date?, scope: RequestScope) async throws -> Schemas.SwitchAndSaveAnalytics {
         if let from, let to, to <= from {
             throw SaveDeskError.unprocessable("to must be after from", code: "invalid_range")
         }
-        let livemode = RequestScope.current?.livemode ?? false
+        let livemode = scope.livemode
         return try await store.read { data in
             let (impressions, conversions, completed) = try await data.switchAndSave.funnel(
                 livemode: livemode, from: from?.unixSeconds, to: to?.unixSeconds

@@ -23,9 +23,9 @@ final class DeskService: Sendable {
     /// (three characters or more) or starts with it (one or two), ignoring case, by name (see
     /// `CustomerRepository.search`). `page` and `perPage` are within the spec's ranges (checked
     /// before this runs). One query for the page and its total, one for the page's subscriptions.
-    func search(query: String?, page: Int, perPage: Int) async throws -> Schemas.CustomerPage {
-        let now = clock.now()
-        let livemode = RequestScope.current?.livemode ?? false
+    func search(query: String?, page: Int, perPage: Int, scope: RequestScope) async throws -> Schemas.CustomerPage {
+        let now = clock.now(scope)
+        let livemode = scope.livemode
         let text = (query ?? "").trimmingCharacters(in: .whitespaces).lowercased()
         let found = try await store.read { data in
             let (customers, total) = try await data.customers.search(text, livemode: livemode, page: page, perPage: perPage)
@@ -40,7 +40,7 @@ final class DeskService: Sendable {
         }
         // Past the last page no row carries the total: the first page's is the same.
         guard found.customers.isEmpty, page > 1 else { return found }
-        return Schemas.CustomerPage(customers: [], page: page, perPage: perPage, total: try await search(query: query, page: 1, perPage: 1).total)
+        return Schemas.CustomerPage(customers: [], page: page, perPage: perPage, total: try await search(query: query, page: 1, perPage: 1, scope: scope).total)
     }
 
     /// One line on the customer's most relevant subscription.
@@ -54,12 +54,12 @@ final class DeskService: Sendable {
         return "\(name) (\(source)) · \(display.summary)"
     }
 
-    func detail(customerId: String) async throws -> Schemas.CustomerDetail {
-        let now = clock.now()
+    func detail(customerId: String, scope: RequestScope) async throws -> Schemas.CustomerDetail {
+        let now = clock.now(scope)
         let policy = config.billing.lifecyclePolicy
         return try await store.transaction(key: "customer:" + customerId) { data in
-            let customer = try await data.customers.inScope(customerId)
-            try await settlement.settle(data, customerId: customerId, now: now.unixSeconds)
+            let customer = try await data.customers.inScope(customerId, scope)
+            try await settlement.settle(data, customerId: customerId, now: now.unixSeconds, scope: scope)
             var subs: [Schemas.Subscription] = []
             var entitlements: [Schemas.DeskEntitlement] = []
             let records = try await data.ledger.subscriptions(customerId: customerId)
@@ -112,9 +112,9 @@ final class DeskService: Sendable {
         )
     }
 
-    func timeline(customerId: String, limit: Int) async throws -> Schemas.TimelineResponse {
+    func timeline(customerId: String, limit: Int, scope: RequestScope) async throws -> Schemas.TimelineResponse {
         return try await store.read { data in
-            _ = try await data.customers.inScope(customerId)
+            _ = try await data.customers.inScope(customerId, scope)
             let events = try await data.audit.timeline(customerId: customerId, limit: limit)
             return Schemas.TimelineResponse(events: try events.map { event in
                 Schemas.AuditEvent(

@@ -20,7 +20,7 @@ final class TestClockService: Sendable {
         self.appStore = appStore
     }
 
-    func advance(_ request: Schemas.ClockAdvanceRequest, idempotencyKey: String?) async throws -> Schemas.ClockAdvanceResponse {
+    func advance(_ request: Schemas.ClockAdvanceRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.ClockAdvanceResponse {
         guard clock.isAdjustable else {
             throw SaveDeskError.conflict("this server runs on real time; start it with --test-clock to move test-mode time", code: "clock_not_adjustable")
         }
@@ -30,7 +30,7 @@ final class TestClockService: Sendable {
         }
         let step = days * 86_400 + hours * 3_600
         let (response, replayed) = try await changes.idempotent(
-            operation: "advanceClock", request: request, idempotencyKey: idempotencyKey
+            scope, operation: "advanceClock", request: request, idempotencyKey: idempotencyKey
         ) { data -> Schemas.ClockAdvanceResponse in
             let offset = try await data.testClock.offset() + step
             try await data.testClock.setOffset(offset)
@@ -38,11 +38,11 @@ final class TestClockService: Sendable {
             var transitions: [Schemas.ClockTransition] = []
             // The simulated App Store's timeline first (through the signed notification path), so the
             // web ledger then sees what Apple did: a migration trial follows Apple's renewals.
-            for (customer, subscription, steps) in try await appStore.advanceSimulatedAppStore(data, now: now) {
+            for (customer, subscription, steps) in try await appStore.advanceSimulatedAppStore(data, now: now, scope: scope) {
                 transitions.append(.init(customerId: customer, subscriptionId: subscription, steps: steps))
             }
-            for customer in try await data.customers.ids(livemode: false) {
-                for (subscription, steps) in try await changes.settlement.settle(data, customerId: customer, now: now) {
+            for customer in try await data.customers.ids(livemode: scope.livemode) {
+                for (subscription, steps) in try await changes.settlement.settle(data, customerId: customer, now: now, scope: scope) {
                     transitions.append(.init(customerId: customer, subscriptionId: subscription, steps: steps))
                 }
             }

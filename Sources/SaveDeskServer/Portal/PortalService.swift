@@ -53,19 +53,19 @@ final class PortalService: Sendable {
         return text
     }
 
-    func createSession(_ request: Schemas.PortalSessionRequest, idempotencyKey: String?) async throws -> Schemas.PortalSessionResponse {
+    func createSession(_ request: Schemas.PortalSessionRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.PortalSessionResponse {
         let minutes = config.billing.portalSessionMinutes
         let base = baseURL.withLock { $0 }
         let returnURL = try returnURL(request.returnUrl)
         return try await changes.mutate(
-            operation: "createCustomerPortalSession", request: request, idempotencyKey: idempotencyKey,
+            scope, operation: "createCustomerPortalSession", request: request, idempotencyKey: idempotencyKey,
             customerId: request.userId, action: "portal.session_created"
         ) { data, now in
-            _ = try await data.customers.inScope(request.userId)
+            _ = try await data.customers.inScope(request.userId, scope)
             let token = Self.newToken()
             let expires = now + Int64(minutes) * 60
             try await data.portalSessions.insert(.init(
-                token: token, customerId: request.userId, expiresAt: expires, returnUrl: returnURL, usedAt: nil
+                token: token, customerId: request.userId, expiresAt: expires, returnUrl: returnURL, usedAt: nil, livemode: scope.livemode
             ))
             return ChangeTransaction.Change(
                 output: Schemas.PortalSessionResponse(portalUrl: "\(base)/portal/\(token)", expiresAt: Date(unixSeconds: expires)),
@@ -113,15 +113,15 @@ final class PortalService: Sendable {
 
     struct PageError: Error { var page: Page }
 
+    /// The portal's page. The token is the credential: the page acts in its customer's mode, as
+    /// the customer.
     func page(token: String, notice: String? = nil) async throws -> Page {
         switch try await customer(forToken: token) {
         case .failure(let error): return error.page
         case .success(let (customer, returnURL)):
             let scope = RequestScope(actor: "customer (portal)", principal: "portal", requestId: RequestScope.newRequestId(),
                                      livemode: customer.livemode)
-            let entitlements = try await RequestScope.$current.withValue(scope) {
-                try await subscriptions.entitlements(userId: customer.id)
-            }
+            let entitlements = try await subscriptions.entitlements(userId: customer.id, scope: scope)
             let rows = entitlements.map { entitlement in
                 let display = Lifecycle.resolve(
                     entitlement, now: clock.now(livemode: customer.livemode), context: .init(policy: config.billing.lifecyclePolicy)
@@ -147,18 +147,17 @@ final class PortalService: Sendable {
         let scope = RequestScope(actor: "customer (portal)", principal: "portal:" + Fingerprint.of(text: token),
                                  requestId: RequestScope.newRequestId(), livemode: customer.livemode)
         do {
-            let notice: String = try await RequestScope.$current.withValue(scope) {
-                switch action {
-                case "resume":
-                    _ = try await subscriptions.resumeSubscription(.init(userId: customer.id, productId: productId), idempotencyKey: nil)
-                    return "Your subscription is running again."
-                case "cancel":
-                    let result = try await subscriptions.cancelSubscription(
-                        .init(userId: customer.id, productId: productId, immediate: false), idempotencyKey: nil, reason: "portal")
-                    return "Cancelled. You keep access until \(CalendarDays.display(result.accessUntil, in: .gmt))."
-                default:
-                    throw SaveDeskError.badRequest("unknown action \"\(action)\"")
-                }
+            let notice: String
+            switch action {
+            case "resume":
+                _ = try await subscriptions.resumeSubscription(.init(userId: customer.id, productId: productId), scope: scope, idempotencyKey: nil)
+                notice = "Your subscription is running again."
+            case "cancel":
+                let result = try await subscriptions.cancelSubscription(
+                    .init(userId: customer.id, productId: productId, immediate: false), scope: scope, idempotencyKey: nil, reason: "portal")
+                notice = "Cancelled. You keep access until \(CalendarDays.display(result.accessUntil, in: .gmt))."
+            default:
+                throw SaveDeskError.badRequest("unknown action \"\(action)\"")
             }
             let now = clock.now(livemode: customer.livemode).unixSeconds
             try await store.transaction { data in

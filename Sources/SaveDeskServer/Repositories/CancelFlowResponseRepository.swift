@@ -13,10 +13,10 @@ import SQLKit
 protocol CancelFlowResponseRepository: Sendable {
     /// Writes a response and its answers, listed for the next fold into the rollups.
     func insert(_ row: CancelFlowResponseRow) async throws
-    /// Folds the responses not yet rolled up into the rollups; returns how many.
-    func foldUnrolled() async throws -> Int
-    /// Whether any response waits for the next fold.
-    func hasUnrolled() async throws -> Bool
+    /// Folds the responses of one mode not yet rolled up into the rollups; returns how many.
+    func foldUnrolled(livemode: Bool) async throws -> Int
+    /// Whether any response of the mode waits for the next fold.
+    func hasUnrolled(livemode: Bool) async throws -> Bool
     /// Empties the rollups and fills them again from every stored response (after a bulk load).
     func rebuildRollups() async throws
     /// The funnel's figures over `[from, to)` (nil: no limit), for one actor or all.
@@ -159,18 +159,19 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
     /// Folds every response not yet rolled up into the rollups, then empties the list. Runs in a
     /// write transaction holding `CancelFlowRollups.lockKey`; on PostgreSQL its snapshot fixes
     /// the list, so a response committed meanwhile waits for the next fold. Returns how many.
-    func hasUnrolled() async throws -> Bool {
-        try await db.select().column("response_id").from("cancel_flow_unrolled").limit(1).first() != nil
+    func hasUnrolled(livemode: Bool) async throws -> Bool {
+        try await db.select().column("response_id").from("cancel_flow_unrolled").where("livemode", .equal, livemode).limit(1).first() != nil
     }
 
-    func foldUnrolled() async throws -> Int {
+    func foldUnrolled(livemode: Bool) async throws -> Int {
         let pending = try await db.select().column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("cancel_flow_unrolled")
-            .first()?.decode(column: "n", as: Int.self) ?? 0
+            .where("livemode", .equal, livemode).first()?.decode(column: "n", as: Int.self) ?? 0
         guard pending > 0 else { return 0 }
-        for statement in Schema.addToRollups(responses: Schema.unrolledResponses, answers: Schema.unrolledAnswers, upsert: true) {
-            try await db.raw(SQLQueryString(statement)).run()
-        }
-        try await db.delete(from: "cancel_flow_unrolled").run()
+        let statements = Schema.addToRollups(
+            responses: Schema.unrolledResponses(livemode: livemode), answers: Schema.unrolledAnswers(livemode: livemode), upsert: true
+        )
+        for statement in statements { try await db.raw(SQLQueryString(statement)).run() }
+        try await db.delete(from: "cancel_flow_unrolled").where("livemode", .equal, livemode).run()
         return pending
     }
 
@@ -248,7 +249,7 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
         ]
         // One grouped pass over the responses of the range (an index range, see the funnel index).
         var grouped = within(db.select().columns(dimensions.map { SQLColumn($0) }).column(count, as: "n"),
-                             table: "cancel_flow_responses", listed: Schema.unrolledResponses)
+                             table: "cancel_flow_responses", listed: Schema.unrolledResponses(livemode: livemode))
         for dimension in dimensions { grouped = grouped.groupBy(dimension) }
         for row in try await grouped.all() {
             let n = try row.decode(column: "n", as: Int.self)
@@ -265,7 +266,7 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
         }
         // One grouped pass over the answers.
         for row in try await within(db.select().column("question_id").column("option_id").column("has_text").column(count, as: "n"),
-                                    table: "cancel_flow_answers", listed: Schema.unrolledAnswers).groupBy("question_id").groupBy("option_id").groupBy("has_text").all()
+                                    table: "cancel_flow_answers", listed: Schema.unrolledAnswers(livemode: livemode)).groupBy("question_id").groupBy("option_id").groupBy("has_text").all()
         {
             let question = try row.decode(column: "question_id", as: Int.self)
             let n = try row.decode(column: "n", as: Int.self)

@@ -11,7 +11,7 @@ protocol CheckoutRepository: Sendable {
     func markFailed(id: String) async throws
     func markCompleted(id: String, at: Int64, subscriptionId: String) async throws
     /// Removes checkouts still pending that were created at or before `cutoff` (abandoned).
-    func purgePending(createdAtOrBefore cutoff: Int64) async throws
+    func purgePending(createdAtOrBefore cutoff: Int64, livemode: Bool) async throws
 }
 
 struct SQLCheckoutRepository: CheckoutRepository {
@@ -46,8 +46,8 @@ struct SQLCheckoutRepository: CheckoutRepository {
             .set("subscription_id", to: subscriptionId).where("id", .equal, id).run()
     }
 
-    func purgePending(createdAtOrBefore cutoff: Int64) async throws {
-        try await db.delete(from: "checkout_transactions").where("status", .equal, "pending")
+    func purgePending(createdAtOrBefore cutoff: Int64, livemode: Bool) async throws {
+        try await db.delete(from: "checkout_transactions").where("livemode", .equal, livemode).where("status", .equal, "pending")
             .where("created_at", .lessThanOrEqual, cutoff).run()
     }
 }

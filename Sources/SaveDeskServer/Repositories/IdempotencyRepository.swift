@@ -6,10 +6,10 @@ protocol IdempotencyRepository: Sendable {
     func find(key: String, operation: String, principal: String) async throws -> (fingerprint: String, body: String, createdAt: Int64)?
     /// The fingerprint, if it was stored after `cutoff`.
     func fingerprint(key: String, operation: String, principal: String, storedAfter cutoff: Int64) async throws -> String?
-    func store(key: String, operation: String, principal: String, fingerprint: String, body: String, at: Int64) async throws
+    func store(key: String, operation: String, principal: String, fingerprint: String, body: String, at: Int64, livemode: Bool) async throws
     func delete(key: String, operation: String, principal: String) async throws
-    /// Removes the answers stored at or before `cutoff`.
-    func purge(storedAtOrBefore cutoff: Int64) async throws
+    /// Removes the answers of one mode stored at or before `cutoff`.
+    func purge(storedAtOrBefore cutoff: Int64, livemode: Bool) async throws
 }
 
 struct SQLIdempotencyRepository: IdempotencyRepository {
@@ -33,10 +33,10 @@ struct SQLIdempotencyRepository: IdempotencyRepository {
         return try await query.first()?.decode(column: "fingerprint", as: String.self)
     }
 
-    func store(key: String, operation: String, principal: String, fingerprint: String, body: String, at time: Int64) async throws {
+    func store(key: String, operation: String, principal: String, fingerprint: String, body: String, at time: Int64, livemode: Bool) async throws {
         try await db.insert(into: "idempotency_records")
-            .columns("idempotency_key", "route", "principal", "fingerprint", "body", "created_at")
-            .values(SQLBindings.of(key, operation, principal, fingerprint, body, time))
+            .columns("idempotency_key", "route", "principal", "fingerprint", "body", "created_at", "livemode")
+            .values(SQLBindings.of(key, operation, principal, fingerprint, body, time, livemode))
             .run()
     }
 
@@ -46,7 +46,7 @@ struct SQLIdempotencyRepository: IdempotencyRepository {
         try await query.run()
     }
 
-    func purge(storedAtOrBefore cutoff: Int64) async throws {
-        try await db.delete(from: "idempotency_records").where("created_at", .lessThanOrEqual, cutoff).run()
+    func purge(storedAtOrBefore cutoff: Int64, livemode: Bool) async throws {
+        try await db.delete(from: "idempotency_records").where("livemode", .equal, livemode).where("created_at", .lessThanOrEqual, cutoff).run()
     }
 }

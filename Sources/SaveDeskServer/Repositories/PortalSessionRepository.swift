@@ -5,8 +5,8 @@ protocol PortalSessionRepository: Sendable {
     func insert(_ session: PortalSessionRecord) async throws
     func find(token: String) async throws -> PortalSessionRecord?
     func markUsed(token: String, at: Int64) async throws
-    /// Removes the sessions that expired at or before `time`.
-    func purge(expiredAtOrBefore time: Int64) async throws
+    /// Removes the sessions of one mode that expired at or before `time`.
+    func purge(expiredAtOrBefore time: Int64, livemode: Bool) async throws
 }
 
 struct PortalSessionRecord: Codable, Sendable {
@@ -15,18 +15,20 @@ struct PortalSessionRecord: Codable, Sendable {
     var expiresAt: Int64
     var returnUrl: String?
     var usedAt: Int64?
+    /// Its customer's mode.
+    var livemode: Bool
 }
 
 struct SQLPortalSessionRepository: PortalSessionRepository {
     let db: any SQLDatabase
 
     func insert(_ session: PortalSessionRecord) async throws {
-        try await db.insert(into: "portal_sessions").columns("token", "customer_id", "expires_at", "return_url")
-            .values(SQLBindings.of(session.token, session.customerId, session.expiresAt, session.returnUrl)).run()
+        try await db.insert(into: "portal_sessions").columns("token", "customer_id", "expires_at", "return_url", "livemode")
+            .values(SQLBindings.of(session.token, session.customerId, session.expiresAt, session.returnUrl, session.livemode)).run()
     }
 
     func find(token: String) async throws -> PortalSessionRecord? {
-        try await db.select().columns("token", "customer_id", "expires_at", "return_url", "used_at").from("portal_sessions")
+        try await db.select().columns("token", "customer_id", "expires_at", "return_url", "used_at", "livemode").from("portal_sessions")
             .where("token", .equal, token).first(decoding: PortalSessionRecord.self, with: SQLCoding.decoder)
     }
 
@@ -34,7 +36,7 @@ struct SQLPortalSessionRepository: PortalSessionRepository {
         try await db.update("portal_sessions").set("used_at", to: time).where("token", .equal, token).run()
     }
 
-    func purge(expiredAtOrBefore time: Int64) async throws {
-        try await db.delete(from: "portal_sessions").where("expires_at", .lessThanOrEqual, time).run()
+    func purge(expiredAtOrBefore time: Int64, livemode: Bool) async throws {
+        try await db.delete(from: "portal_sessions").where("livemode", .equal, livemode).where("expires_at", .lessThanOrEqual, time).run()
     }
 }

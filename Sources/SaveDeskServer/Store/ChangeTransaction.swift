@@ -34,14 +34,13 @@ struct ChangeTransaction: Sendable {
     /// One customer's change: `change` runs after the customer's billing is settled, at the
     /// request's data time, and what it returns is audited as `action`.
     func mutate<Request: Encodable & Sendable, Output: Codable & Sendable>(
-        operation: String, request: Request, idempotencyKey: String?, customerId: String, action: String,
+        _ scope: RequestScope, operation: String, request: Request, idempotencyKey: String?, customerId: String, action: String,
         alsoLocking others: [String] = [], _ change: (Repositories, Int64) async throws -> Change<Output>
     ) async throws -> Output {
-        guard let scope = RequestScope.current else { throw SaveDeskError.unauthorized("no API key") }
         let parameters = try Self.json(request)
-        return try await idempotent(operation: operation, request: request, idempotencyKey: idempotencyKey, key: "customer:" + customerId, alsoLocking: others) { data in
-            let now = clock.now().unixSeconds
-            try await settlement.settle(data, customerId: customerId, now: now)
+        return try await idempotent(scope, operation: operation, request: request, idempotencyKey: idempotencyKey, key: "customer:" + customerId, alsoLocking: others) { data in
+            let now = clock.now(scope).unixSeconds
+            try await settlement.settle(data, customerId: customerId, now: now, scope: scope)
             let result = try await change(data, now)
             if result.isChange {
                 try await data.audit.append(AuditRecord(
@@ -58,10 +57,9 @@ struct ChangeTransaction: Sendable {
     /// one customer's change (the test clock, funnel events). `key` names what it changes (see
     /// `Store.transaction`); by default, the Idempotency-Key.
     func idempotent<Request: Encodable & Sendable, Output: Codable & Sendable>(
-        operation: String, request: Request, idempotencyKey: String?, key: String? = nil, alsoLocking others: [String] = [],
-        _ body: (Repositories) async throws -> Output
+        _ scope: RequestScope, operation: String, request: Request, idempotencyKey: String?, key: String? = nil,
+        alsoLocking others: [String] = [], _ body: (Repositories) async throws -> Output
     ) async throws -> (output: Output, replayed: Bool) {
-        guard let scope = RequestScope.current else { throw SaveDeskError.unauthorized("no API key") }
         let fingerprint = try idempotencyKey == nil ? "" : scope.fingerprint ?? Fingerprint.of(request)
         return try await store.transaction(key: key ?? idempotencyKey.map { "idempotency:" + $0 }, alsoLocking: others) { data in
             if let key = idempotencyKey, let stored = try await storedResponse(data, key: key, operation: operation, principal: scope.principal) {
@@ -74,7 +72,7 @@ struct ChangeTransaction: Sendable {
             if let key = idempotencyKey {
                 try await data.idempotency.store(
                     key: key, operation: operation, principal: scope.principal, fingerprint: fingerprint,
-                    body: try Self.json(output), at: clock.server.now().unixSeconds
+                    body: try Self.json(output), at: clock.server.now().unixSeconds, livemode: scope.livemode
                 )
             }
             return (output, false)

@@ -20,8 +20,8 @@ final class DataClock: Sendable {
     /// Seconds test-mode time is ahead.
     var offsetSeconds: Int64 { offset.withLock { $0 } }
 
-    /// The time of the data the current request sees (live, or test). Outside a request: live time.
-    func now() -> Date { now(livemode: RequestScope.current?.livemode ?? true) }
+    /// The time of the data `scope` sees (live, or test).
+    func now(_ scope: RequestScope) -> Date { now(livemode: scope.livemode) }
 
     func now(livemode: Bool) -> Date {
         livemode ? server.now() : server.now().addingTimeInterval(TimeInterval(offsetSeconds))

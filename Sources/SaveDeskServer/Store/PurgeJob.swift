@@ -1,25 +1,27 @@
 import Foundation
 
-/// Data with a lifetime, removed by a job (`PeriodicJob`) in the server's service lifecycle:
-/// idempotency records after 24 hours (the contract's replay window), portal sessions once they
-/// have expired, and checkouts left pending for 24 hours (abandoned). The audit trail is kept.
-/// Offer impressions need no purge: they are counted once per user, session and variant at write
-/// time, so no duplicate is ever stored.
+/// Data with a lifetime, removed by a job (`PeriodicJob`) in the server's service lifecycle, once
+/// per mode, each pass in its mode's scope: it touches only rows of that mode, at that mode's time
+/// (test data at test time, which the test clock may have moved ahead). Idempotency records go
+/// after 24 hours of real time (the contract's replay window, the same in both modes), portal
+/// sessions once they have expired, and checkouts left pending for 24 hours (abandoned). The audit
+/// trail is kept. Offer impressions need no purge: they are counted once per user, session and
+/// variant at write time, so no duplicate is ever stored.
 struct PurgeJob: Sendable {
     let store: Store
-    let clock: any ServerClock
+    let clock: DataClock
 
     static let abandonedCheckoutAge: Int64 = 86_400
 
-    /// Removes what has outlived its purpose, by the server's clock (test time only ever runs
-    /// ahead of it, so nothing is removed before it expired in either mode).
-    func purge() async throws {
-        let now = clock.now().unixSeconds
+    /// Removes what of `scope`'s mode has outlived its purpose.
+    func purge(_ scope: RequestScope) async throws {
+        let now = clock.now(scope).unixSeconds
+        let real = clock.server.now().unixSeconds
         // One instance at a time.
         try await store.transaction(key: "purge") { data in
-            try await data.idempotency.purge(storedAtOrBefore: now - ChangeTransaction.idempotencyLifetime)
-            try await data.portalSessions.purge(expiredAtOrBefore: now)
-            try await data.checkouts.purgePending(createdAtOrBefore: now - Self.abandonedCheckoutAge)
+            try await data.idempotency.purge(storedAtOrBefore: real - ChangeTransaction.idempotencyLifetime, livemode: scope.livemode)
+            try await data.portalSessions.purge(expiredAtOrBefore: now, livemode: scope.livemode)
+            try await data.checkouts.purgePending(createdAtOrBefore: now - Self.abandonedCheckoutAge, livemode: scope.livemode)
         }
     }
 }

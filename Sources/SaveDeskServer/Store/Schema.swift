@@ -7,6 +7,21 @@ enum Schema {
         let flag = kind == .sqlite ? "INTEGER" : "BOOLEAN", no = kind == .sqlite ? "0" : "FALSE"
         return shared(flag: flag, no: no) + [
             (5, kind == .sqlite ? sqliteSearch : postgresSearch), (6, rollups(flag: flag)), (7, unrolled(flag: flag)),
+            (8, modes(flag: flag, no: no)),
+        ]
+    }
+
+    /// Every row a background job removes says its mode, so a job of one mode never touches the
+    /// other's: idempotency records (older ones are taken as test data: their key's mode was not
+    /// kept; they only ever live 24 hours) and portal sessions (their customer's mode).
+    private static func modes(flag: String, no: String) -> [String] {
+        [
+            "ALTER TABLE idempotency_records ADD COLUMN livemode \(flag) NOT NULL DEFAULT \(no)",
+            "ALTER TABLE portal_sessions ADD COLUMN livemode \(flag) NOT NULL DEFAULT \(no)",
+            "UPDATE portal_sessions SET livemode = (SELECT livemode FROM customers WHERE customers.id = portal_sessions.customer_id)",
+            "CREATE INDEX idempotency_records_mode ON idempotency_records (livemode, created_at)",
+            "CREATE INDEX portal_sessions_mode ON portal_sessions (livemode, expires_at)",
+            "CREATE INDEX checkout_transactions_mode ON checkout_transactions (livemode, status, created_at)",
         ]
     }
 
@@ -54,10 +69,16 @@ enum Schema {
     /// Fills the (empty) rollup tables from the stored responses and answers.
     static var fillRollups: [String] { addToRollups(responses: "cancel_flow_responses", answers: "cancel_flow_answers", upsert: false) }
 
-    /// The responses listed in `cancel_flow_unrolled` and their answers, as row sources of
-    /// `addToRollups` (from the short list to the rows, by key).
-    static let unrolledResponses = "(SELECT r.* FROM cancel_flow_unrolled u CROSS JOIN cancel_flow_responses r WHERE r.id = u.response_id) AS listed"
-    static let unrolledAnswers = "(SELECT a.* FROM cancel_flow_unrolled u CROSS JOIN cancel_flow_answers a WHERE a.response_id = u.response_id) AS listed"
+    /// The responses of one mode listed in `cancel_flow_unrolled` and their answers, as row
+    /// sources of `addToRollups` (from the short list to the rows, by key). `(1 = 1)` is true on
+    /// both engines, whether the flag is INTEGER or BOOLEAN.
+    static func unrolledResponses(livemode: Bool) -> String {
+        "(SELECT r.* FROM cancel_flow_unrolled u CROSS JOIN cancel_flow_responses r WHERE r.id = u.response_id AND u.livemode = \(truth(livemode))) AS listed"
+    }
+    static func unrolledAnswers(livemode: Bool) -> String {
+        "(SELECT a.* FROM cancel_flow_unrolled u CROSS JOIN cancel_flow_answers a WHERE a.response_id = u.response_id AND u.livemode = \(truth(livemode))) AS listed"
+    }
+    private static func truth(_ value: Bool) -> String { value ? "(1 = 1)" : "(1 = 0)" }
 
     /// Adds the responses of the row source `responses` (and the answers of `answers`) to the
     /// rollups: inserted, or with `upsert` added to the rows already there.

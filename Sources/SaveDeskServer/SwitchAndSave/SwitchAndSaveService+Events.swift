@@ -4,38 +4,38 @@ import SaveDeskAPI
 /// Funnel events of switch and save: impressions (once per user, session and variant) and
 /// conversions (once per user, attributed to the variant the user last saw).
 extension SwitchAndSaveService {
-    func recordImpression(_ request: Schemas.OfferViewedRequest, idempotencyKey: String?) async throws -> Schemas.StatusResponse {
+    func recordImpression(_ request: Schemas.OfferViewedRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.StatusResponse {
         _ = try config.requireProduct(request.productId)
         let variant = request.variantId.map(String.init) ?? ""
         return try await changes.mutate(
-            operation: "recordOfferViewed", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
+            scope, operation: "recordOfferViewed", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
             action: "switch_and_save.viewed"
         ) { data, now in
-            _ = try await data.customers.inScope(request.userId)
+            _ = try await data.customers.inScope(request.userId, scope)
             guard try await !data.switchAndSave.hasImpression(customerId: request.userId, sessionId: request.sessionId, variantId: variant) else {
                 return ChangeTransaction.Change(output: Schemas.StatusResponse(status: "duplicate"), before: nil, after: nil, changed: false)
             }
             try await data.switchAndSave.recordImpression(
                 customerId: request.userId, sessionId: request.sessionId, variantId: variant, productId: request.productId,
-                flowType: request.flowType, at: now, livemode: RequestScope.current?.livemode ?? false
+                flowType: request.flowType, at: now, livemode: scope.livemode
             )
             return ChangeTransaction.Change(output: Schemas.StatusResponse(status: "recorded"), before: nil, after: nil)
         }
     }
 
     func recordConversion(
-        _ request: Schemas.MigrationConvertedRequest, idempotencyKey: String?
+        _ request: Schemas.MigrationConvertedRequest, scope: RequestScope, idempotencyKey: String?
     ) async throws -> Schemas.MigrationConvertedResponse {
         try await changes.mutate(
-            operation: "recordMigrationConverted", request: request, idempotencyKey: idempotencyKey,
+            scope, operation: "recordMigrationConverted", request: request, idempotencyKey: idempotencyKey,
             customerId: request.userId, action: "switch_and_save.converted"
         ) { data, now in
-            _ = try await data.customers.inScope(request.userId)
+            _ = try await data.customers.inScope(request.userId, scope)
             let already = try await data.switchAndSave.hasConversion(customerId: request.userId)
             if !already {
                 try await data.switchAndSave.recordConversion(
                     customerId: request.userId, variantId: try await data.switchAndSave.lastVariantSeen(customerId: request.userId),
-                    source: request.source, at: now, livemode: RequestScope.current?.livemode ?? false
+                    source: request.source, at: now, livemode: scope.livemode
                 )
             }
             return ChangeTransaction.Change(

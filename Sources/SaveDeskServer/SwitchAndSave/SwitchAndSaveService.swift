@@ -32,9 +32,9 @@ final class SwitchAndSaveService: Sendable {
     }
 
     /// The decision for a customer, inside the caller's transaction (billing settled first).
-    func facts(_ data: Repositories, userId: String, now: Date) async throws -> Facts {
-        let customer = try await data.customers.inScope(userId)
-        try await changes.settlement.settle(data, customerId: userId, now: now.unixSeconds)
+    func facts(_ data: Repositories, userId: String, now: Date, scope: RequestScope) async throws -> Facts {
+        let customer = try await data.customers.inScope(userId, scope)
+        try await changes.settlement.settle(data, customerId: userId, now: now.unixSeconds, scope: scope)
         let records = try await data.ledger.subscriptions(customerId: userId)
         let entitlements = records.map { EntitlementMapping.entitlement($0, now: now, policy: config.billing.lifecyclePolicy) }
         let dismissal = try await data.switchAndSave.dismissal(customerId: userId)
@@ -49,12 +49,12 @@ final class SwitchAndSaveService: Sendable {
         )
     }
 
-    func userOffer(userId: String) async throws -> Schemas.UserOfferResponse {
-        let now = clock.now()
+    func userOffer(userId: String, scope: RequestScope) async throws -> Schemas.UserOfferResponse {
+        let now = clock.now(scope)
         return try await store.transaction(key: "customer:" + userId) { data in
-            let facts = try await facts(data, userId: userId, now: now)
+            let facts = try await facts(data, userId: userId, now: now, scope: scope)
             return Schemas.UserOfferResponse(
-                userId: userId, appId: config.checkout.appId, isSandbox: RequestScope.current?.isSandbox ?? false,
+                userId: userId, appId: config.checkout.appId, isSandbox: scope.isSandbox,
                 subscription: Self.subscription(facts), offer: try offer(facts), serverTime: now,
                 state: facts.decision.state.rawValue, ineligibleReasons: try facts.decision.reasons.map { try WireMapping.convert($0) },
                 dismissal: facts.dismissal.map { .init(dismissedAt: $0.dismissedAt, dismissedBy: $0.dismissedBy) }
@@ -123,26 +123,26 @@ final class SwitchAndSaveService: Sendable {
         }
     }
 
-    func recordDismissal(_ request: Schemas.OfferDismissedRequest, idempotencyKey: String?) async throws -> Schemas.StatusResponse {
+    func recordDismissal(_ request: Schemas.OfferDismissedRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.StatusResponse {
         return try await changes.mutate(
-            operation: "recordOfferDismissed", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
+            scope, operation: "recordOfferDismissed", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
             action: "switch_and_save.dismissed"
         ) { data, now in
-            _ = try await data.customers.inScope(request.userId)
+            _ = try await data.customers.inScope(request.userId, scope)
             try await data.switchAndSave.recordDismissal(
-                customerId: request.userId, flowType: request.flowType.rawValue, by: RequestScope.current?.actor ?? "app", at: now,
+                customerId: request.userId, flowType: request.flowType.rawValue, by: scope.actor, at: now,
                 variantId: request.variantId.map(String.init)
             )
             return ChangeTransaction.Change(output: Schemas.StatusResponse(status: "dismissed"), before: nil, after: nil)
         }
     }
 
-    func resetDismissal(customerId: String, idempotencyKey: String?) async throws -> Schemas.StatusResponse {
+    func resetDismissal(customerId: String, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.StatusResponse {
         try await changes.mutate(
-            operation: "resetOfferDismissal", request: ["customer_id": customerId], idempotencyKey: idempotencyKey,
+            scope, operation: "resetOfferDismissal", request: ["customer_id": customerId], idempotencyKey: idempotencyKey,
             customerId: customerId, action: "switch_and_save.dismissal_reset"
         ) { data, _ in
-            _ = try await data.customers.inScope(customerId)
+            _ = try await data.customers.inScope(customerId, scope)
             let existed = try await data.switchAndSave.dismissal(customerId: customerId) != nil
             try await data.switchAndSave.deleteDismissal(customerId: customerId)
             return ChangeTransaction.Change(
