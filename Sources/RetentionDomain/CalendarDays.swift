@@ -22,13 +22,6 @@ public enum CalendarDays {
         max(0, between(now, date, in: timeZone))
     }
 
-    /// `freeTrialDays`: whole calendar days from now to the App Store subscription's expiry,
-    /// never negative. This is what a migration trial bridges so the customer is not charged twice.
-    public static func freeTrialDays(now: Date, appStoreExpiry: Date?, in timeZone: TimeZone) -> Int {
-        guard let appStoreExpiry else { return 0 }
-        return remaining(from: now, until: appStoreExpiry, in: timeZone)
-    }
-
     private static let monthNames = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ]

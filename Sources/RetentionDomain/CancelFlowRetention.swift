@@ -115,7 +115,7 @@ extension CancelFlow {
             switch durationType {
             case .days:
                 guard let days = durationDays, days > 0 else { return nil }
-                return now.addingTimeInterval(TimeInterval(days) * 86_400)
+                return now.addingTimeInterval(TimeInterval(days) * Seconds.day)
             case .fixedDate:
                 guard let resumeDate, resumeDate > now else { return nil }
                 return resumeDate
@@ -132,7 +132,7 @@ extension CancelFlow {
                 return days
             case .fixedDate:
                 guard let resumesAt = resumesAt(from: now) else { return nil }
-                return Int((resumesAt.timeIntervalSince(now) / 86_400).rounded(.up))
+                return Int((resumesAt.timeIntervalSince(now) / Seconds.day).rounded(.up))
             case .unknown:
                 return nil
             }

@@ -204,3 +204,54 @@ extension Entitlement.Status {
         }
     }
 }
+
+extension Lifecycle {
+    /// A display state's name on the wire and in every report, written once (the server writes it,
+    /// the console reads it back).
+    public enum StateName: String, CaseIterable, Hashable, Sendable {
+        case active, trialing, paused, expired, revoked, unknown
+        case migrationTrial = "migration_trial", cancelsOn = "cancels_on", gracePeriod = "grace_period", billingRetry = "billing_retry"
+
+        public init(_ state: DisplayState) {
+            self = switch state {
+            case .active: .active
+            case .trialing(_, let migration): migration ? .migrationTrial : .trialing
+            case .cancelsOn: .cancelsOn
+            case .gracePeriod: .gracePeriod
+            case .billingRetry: .billingRetry
+            case .paused: .paused
+            case .expired: .expired
+            case .revoked: .revoked
+            case .unknown: .unknown
+            }
+        }
+
+        /// A state the agent must hear about even when the customer's overall standing says
+        /// something else (a banner on the customer screen).
+        public var needsAttention: Bool {
+            switch self {
+            case .gracePeriod, .billingRetry, .paused, .cancelsOn, .expired, .revoked: true
+            case .active, .trialing, .migrationTrial, .unknown: false
+            }
+        }
+    }
+}
+
+extension Lifecycle.WarningLevel {
+    /// The level's name on the wire.
+    public var wireName: String {
+        switch self {
+        case .none: "none"
+        case .notice: "notice"
+        case .warning: "warning"
+        case .critical: "critical"
+        }
+    }
+
+    /// From the wire's name; an unknown name is a notice.
+    public init(wireName: String) {
+        self = Self.allLevels.first { $0.wireName == wireName } ?? .notice
+    }
+
+    static let allLevels: [Self] = [.none, .notice, .warning, .critical]
+}

@@ -62,17 +62,25 @@ public enum MigrationOffer {
         public var completedBody: String
         public var appleCancelInstructions: String
 
+        /// The seed's words for the step after the checkout, and after Apple's renewal is off.
+        public static let defaultAcceptedTitle = "Almost done!"
+        public static let defaultAcceptedBody = "Cancel your Apple subscription to start saving."
+        public static let defaultCompletedTitle = "You're all set!"
+
         public init(prompt: Prompt, productName: String) {
             title = prompt.title
             body = prompt.message
             ctaText = prompt.ctaText
             dismissText = "Not now"
-            acceptedTitle = "Almost done!"
-            acceptedBody = "Cancel your Apple subscription to start saving."
-            completedTitle = "You're all set!"
+            acceptedTitle = Self.defaultAcceptedTitle
+            acceptedBody = Self.defaultAcceptedBody
+            completedTitle = Self.defaultCompletedTitle
             completedBody = "Saving \(prompt.discountPercent)% forever."
             appleCancelInstructions = AppStore.cancellationSteps(productName: productName).joined(separator: "\n")
         }
+
+        /// The steps to read out for turning off Apple's renewal, one per line of the instructions.
+        public var appleCancelSteps: [String] { appleCancelInstructions.split(separator: "\n").map(String.init) }
 
         enum CodingKeys: String, CodingKey {
             case title, body

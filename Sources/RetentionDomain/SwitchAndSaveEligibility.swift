@@ -131,7 +131,7 @@ public enum SwitchAndSaveEligibility {
         }
         let offerData = MigrationOffer.OfferData(
             prompt: campaign.prompt(forProductId: appStore.productId),
-            freeTrialDays: CalendarDays.freeTrialDays(now: input.now, appStoreExpiry: appStore.expiresAt, in: tz),
+            freeTrialDays: MigrationBridge.days(now: input.now, paidThrough: appStore.expiresAt, in: tz),
             activeStoreKitProductId: appStore.productId
         )
         if web != nil {

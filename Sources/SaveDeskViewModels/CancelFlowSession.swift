@@ -10,8 +10,9 @@ import SaveDeskClient
 ///
 /// For App Store billing the save offer is switch and save (its checkout runs inline, through a
 /// `MigrationManager`) or an App Store offer code, and cancelling is read out as the customer's
-/// steps in Settings; the flow then follows Apple: waiting until the App Store reports renewal
-/// off, then confirmed.
+/// steps in Settings; the flow then follows Apple (`AppleWait`): waiting until the App Store
+/// reports renewal off, then confirmed. What the screen shows is `view(now:)`, plain values; the
+/// sentences the agent reads out are RetentionDomain's (`CancelFlow.AgentCopy`).
 @MainActor @Observable
 public final class CancelFlowSession {
     public typealias NavigationError = CancelFlow.Navigator.NavigationError
@@ -55,23 +56,7 @@ public final class CancelFlowSession {
     }
 
     /// Apple's side once the flow has ended.
-    public enum AppleSide: Hashable, Sendable {
-        /// A switch was paid: Apple still renews until the customer turns it off in Settings.
-        case switchWaiting
-        /// Switched, and Apple's renewal is off: completed.
-        case switchCompleted
-        /// The cancellation steps were read out; Apple has not reported renewal off yet.
-        case cancellationWaiting(readOutAt: Date)
-        /// Apple reported renewal off.
-        case cancellationConfirmed(readOutAt: Date, confirmedAt: Date)
-
-        public var isWaiting: Bool {
-            switch self {
-            case .switchWaiting, .cancellationWaiting: true
-            case .switchCompleted, .cancellationConfirmed: false
-            }
-        }
-    }
+    public typealias AppleSide = AppleWait.Side
 
     public let userId: String
     public let productId: String
@@ -81,10 +66,11 @@ public final class CancelFlowSession {
     public private(set) var plan: CancelFlow.RetentionPlan?
     /// The inline switch-and-save flow, when switch and save is the save offer.
     public private(set) var switchAndSave: MigrationManager?
-    /// The App Store cancellation read out in this flow (waiting for Apple, then confirmed).
-    public private(set) var appleCancellation: Wire.AppStoreCancellation?
-    /// The last failure of a check on Apple's side or of the switch's checkout, as a sentence.
-    public private(set) var appleMessage: String?
+    /// Apple's side after the flow: a cancellation read out, or a paid switch, until Apple reports
+    /// renewal off.
+    public private(set) var apple: AppleWait?
+    /// Why the switch's checkout could not be made or confirmed.
+    public private(set) var checkoutMessage: String?
     /// The response as submitted (once, at the end).
     public private(set) var submittedResponse: CancelFlow.Response?
     /// What the customer pays now, and with the save offer (a discount offer), for the offer page.
@@ -138,20 +124,11 @@ public final class CancelFlowSession {
     }
 
     /// Apple's side after the flow ended, when there is one to follow.
-    public var appleSide: AppleSide? {
-        if let cancellation = appleCancellation {
-            if let confirmed = cancellation.confirmedAt {
-                return .cancellationConfirmed(readOutAt: cancellation.readOutAt, confirmedAt: confirmed)
-            }
-            return .cancellationWaiting(readOutAt: cancellation.readOutAt)
-        }
-        guard case .finished(let outcome) = phase, outcome.outcome == .retained, let manager = switchAndSave else { return nil }
-        switch manager.state {
-        case .accepted: return .switchWaiting
-        case .completed: return .switchCompleted
-        default: return nil
-        }
-    }
+    public var appleSide: AppleSide? { apple?.side }
+    /// The App Store cancellation read out in this flow (waiting for Apple, then confirmed).
+    public var appleCancellation: Wire.AppStoreCancellation? { apple?.cancellation }
+    /// The last failure of a check on Apple's side or of the switch's checkout, as a sentence.
+    public var appleMessage: String? { apple?.message ?? checkoutMessage }
 
     /// The display name of a product (its id when unknown).
     public func productName(_ id: String) -> String { productNames[id] ?? id }
@@ -238,18 +215,14 @@ public final class CancelFlowSession {
         phase = .applying("Confirming the payment…")
         await manager.markCheckoutSucceeded()
         guard manager.state == .accepted || manager.state == .completed else {
-            appleMessage = manager.checkoutError
+            checkoutMessage = manager.checkoutError
             phase = .inFlow
             return
         }
-        appleMessage = nil
+        checkoutMessage = nil
         try? step { navigator throws(NavigationError) in try navigator.acceptOffer() }
-        let price = terms.priceWithDiscount.map { " at " + Money.format($0, per: terms.interval) } ?? ""
-        await finish(Outcome(
-            outcome: .retained,
-            message: "Switched to web billing: \(terms.productName)\(price), \(terms.discountPercent)% off. " + terms.bridgeLine,
-            customerSteps: manager.appleCancelSteps.isEmpty ? Self.steps(manager) : manager.appleCancelSteps
-        ))
+        apple = AppleWait(switchOf: manager)
+        await finish(Outcome(outcome: .retained, message: CancelFlow.AgentCopy.switched(terms), customerSteps: manager.appleCancelSteps))
         if manager.state == .accepted { await checkApple() }
     }
 
@@ -296,27 +269,17 @@ public final class CancelFlowSession {
 
     /// After the flow: asks the server what Apple reports (renewal off confirms a cancellation read
     /// out, and completes a switch). Safe to call again.
-    public func checkApple() async {
-        if let cancellation = appleCancellation {
-            do {
-                let detail = try await calls.customer(id: userId)
-                appleCancellation = detail.retention.appStoreCancellations.first { $0.id == cancellation.id } ?? cancellation
-                appleMessage = appleCancellation?.confirmedAt == nil ? "Apple has not reported renewal off yet." : nil
-            } catch {
-                appleMessage = error.message
-            }
-        } else if let manager = switchAndSave, manager.state == .accepted {
-            await manager.showAppleSubscriptionManagement()
-            appleMessage = manager.checkoutError ?? (manager.waitingForAppleCancel ? "Apple still renews: the customer has not turned it off yet." : nil)
-        }
-    }
+    public func checkApple() async { await apple?.check() }
+
+    /// The flow was started and nothing is recorded yet (leaving now records it as dismissed).
+    public var isUnrecorded: Bool { navigator != nil && submittedResponse == nil }
 
     /// The agent leaves the flow without a decision: recorded as dismissed.
     public func abandon() async {
         guard var navigator, submittedResponse == nil else { return }
         if case .finished = navigator.page {} else { try? navigator.dismiss() }
         self.navigator = navigator
-        await finish(Outcome(outcome: .dismissed, message: "Left without a decision"))
+        await finish(Outcome(outcome: .dismissed, message: CancelFlow.AgentCopy.leftWithoutDecision))
     }
 
     /// Runs the failed call again.
@@ -328,7 +291,7 @@ public final class CancelFlowSession {
     /// Stops retrying: the flow ends as dismissed, and the response still records the choice.
     public func giveUp() async {
         guard case .failed(let message) = phase else { return }
-        await finish(Outcome(outcome: .dismissed, message: "Not applied: \(message)"))
+        await finish(Outcome(outcome: .dismissed, message: CancelFlow.AgentCopy.notApplied(message)))
     }
 
     // MARK: Private
@@ -354,7 +317,7 @@ public final class CancelFlowSession {
         guard let manager = switchAndSave else { return }
         phase = .applying("Creating the checkout…")
         let url = await manager.startCheckout()
-        appleMessage = url == nil ? manager.checkoutError : nil
+        checkoutMessage = url == nil ? manager.checkoutError : nil
         phase = .inFlow
     }
 
@@ -363,16 +326,11 @@ public final class CancelFlowSession {
         if page == .retention(.offer), case .switchAndSave? = plan?.saveOffer { switchAndSave?.recordImpression() }
     }
 
-    private static func steps(_ manager: MigrationManager) -> [String] {
-        (manager.display?.appleCancelInstructions ?? "").split(separator: "\n").map(String.init)
-    }
-
     private func pause(days: Int?) async {
         let key = SaveDeskClient.newIdempotencyKey()
         await run("Pausing…") { [calls, userId, productId] () throws(SaveDeskClientError) in
             let resumes = try await calls.pauseSubscription(productId: productId, userId: userId, days: days, pauseOptionId: nil, idempotencyKey: key)
-            let message = resumes.map { "Paused until \(CalendarDays.display($0, in: .gmt))" } ?? "Paused"
-            return Outcome(outcome: .paused, message: message, pausedUntil: resumes)
+            return Outcome(outcome: .paused, message: CancelFlow.AgentCopy.paused(until: resumes), pausedUntil: resumes)
         }
     }
 
@@ -381,11 +339,12 @@ public final class CancelFlowSession {
         if isAppStoreCancellation {
             await run("Recording the cancellation read out…") { [calls, userId, productId] () throws(SaveDeskClientError) in
                 let record = try await calls.recordAppStoreCancellation(customerId: userId, productId: productId, idempotencyKey: key)
-                self.appleCancellation = record
-                let until = record.accessUntil.map { "; access until \(CalendarDays.display($0, in: .gmt))" } ?? ""
-                let state = record.confirmedAt == nil ? "waiting for Apple to confirm" : "confirmed by Apple"
+                self.apple = AppleWait(cancellation: record) { () throws(SaveDeskClientError) in try await calls.customer(id: userId) }
                 return Outcome(
-                    outcome: .cancelled, message: "Cancellation read out on \(CalendarDays.display(record.readOutAt, in: .gmt)), \(state)\(until)",
+                    outcome: .cancelled,
+                    message: CancelFlow.AgentCopy.appStoreCancellationReadOut(
+                        at: record.readOutAt, confirmed: record.confirmedAt != nil, accessUntil: record.accessUntil
+                    ),
                     accessUntil: record.accessUntil, customerSteps: record.steps
                 )
             }
@@ -393,8 +352,7 @@ public final class CancelFlowSession {
         }
         await run("Cancelling…") { [calls, userId, productId] () throws(SaveDeskClientError) in
             let until = try await calls.cancelSubscription(productId: productId, userId: userId, immediate: immediately, idempotencyKey: key)
-            let message = immediately ? "Cancelled; access ended now" : "Cancelled; access until \(CalendarDays.display(until, in: .gmt))"
-            return Outcome(outcome: .cancelled, message: message, accessUntil: until)
+            return Outcome(outcome: .cancelled, message: CancelFlow.AgentCopy.cancelled(immediately: immediately, accessUntil: until), accessUntil: until)
         }
     }
 

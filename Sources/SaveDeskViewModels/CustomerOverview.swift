@@ -13,10 +13,9 @@ public final class CustomerOverview {
         public var productId: String
         /// "Premium Monthly" (the id when the catalog does not know it).
         public var productName: String
-        /// "App Store" or "Web".
-        public var sourceBadge: String
-        /// The lifecycle display state's wire name (active, grace_period, paused…).
-        public var state: String
+        /// Who bills it: the App Store or the web.
+        public var source: Entitlement.Source
+        public var state: Lifecycle.StateName
         /// One line to read out: "Grace period · 5 days left to fix payment".
         public var summary: String
         public var hasAccess: Bool
@@ -68,9 +67,10 @@ public final class CustomerOverview {
                 EntitlementRow(
                     id: desk.entitlement.id, productId: desk.entitlement.productId,
                     productName: productNames[desk.entitlement.productId] ?? desk.entitlement.productId,
-                    sourceBadge: desk.entitlement.source == .webCheckout ? "Web" : "App Store",
-                    state: desk.lifecycle.state, summary: desk.lifecycle.summary, hasAccess: desk.lifecycle.hasAccess,
-                    daysLeft: desk.lifecycle.daysLeft, warning: LifecycleWarning(name: desk.lifecycle.warning), winBackEligible: desk.lifecycle.winBackEligible
+                    source: desk.entitlement.source == .webCheckout ? .webCheckout : .storeKit,
+                    state: Lifecycle.StateName(rawValue: desk.lifecycle.state.rawValue) ?? .unknown, summary: desk.lifecycle.summary,
+                    hasAccess: desk.lifecycle.hasAccess, daysLeft: desk.lifecycle.daysLeft,
+                    warning: LifecycleWarning(wireName: desk.lifecycle.warning.rawValue), winBackEligible: desk.lifecycle.winBackEligible
                 )
             }
             let domain = detail.domainEntitlements
@@ -82,7 +82,7 @@ public final class CustomerOverview {
             })
             self.standing = standing
             banners = entitlements.filter {
-                !standing.covered.contains($0.id) && ["grace_period", "billing_retry", "paused", "cancels_on", "expired", "revoked"].contains($0.state)
+                !standing.covered.contains($0.id) && $0.state.needsAttention
             }.sorted { $0.warning > $1.warning }
             appStoreCancellations = detail.retention.appStoreCancellations
             switchAndSave = await decision
@@ -151,16 +151,4 @@ public final class CustomerOverview {
         }
     }
 
-}
-
-extension Lifecycle.WarningLevel {
-    /// From the wire's name (none, notice, warning, critical); unknown names are a notice.
-    init(name: String) {
-        self = switch name {
-        case "none": .none
-        case "warning": .warning
-        case "critical": .critical
-        default: .notice
-        }
-    }
 }

@@ -14,6 +14,9 @@ public final class DemoDevice {
     /// The sync queue's events, newest last ("synced tx_…", "sync failed tx_…: …").
     public private(set) var syncLog: [String] = []
     public private(set) var syncWaiting = 0
+    /// What a purchase on the device buys: the first product of the catalog sold on the App Store
+    /// (nil until `loadCatalog()` has read the catalog, or when none is).
+    public private(set) var purchasableProductId: String?
 
     public let syncQueue: StoreKitSyncQueue
     @ObservationIgnored let client: SaveDeskClient
@@ -28,6 +31,12 @@ public final class DemoDevice {
         syncQueue.addListener { [weak self] event in
             Task { @MainActor in self?.record(event) }
         }
+    }
+
+    /// Reads the catalog for what the device can buy.
+    public func loadCatalog() async {
+        guard purchasableProductId == nil, let products = try? await client.products() else { return }
+        purchasableProductId = products.first { $0.storekitProductId != nil && $0.storekitPrice != nil }?.id
     }
 
     public func advanceClock(days: Int = 0, hours: Int = 0) async {

@@ -1,3 +1,4 @@
+import RetentionDomain
 import Foundation
 import Observation
 import SaveDeskClient
@@ -23,7 +24,7 @@ public final class FunnelReport {
 
         /// The last `days` days up to `now`.
         public static func last(_ days: Int, until now: Date, operatorName: String? = nil) -> Filters {
-            Filters(from: now.addingTimeInterval(-Double(days) * 86_400), to: now, operatorName: operatorName)
+            Filters(from: now.addingTimeInterval(-Double(days) * Seconds.day), to: now, operatorName: operatorName)
         }
     }
 

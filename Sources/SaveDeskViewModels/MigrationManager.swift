@@ -25,8 +25,12 @@ public final class MigrationManager {
     public private(set) var reasons: [IneligibleReason] = []
     /// The checkout in progress (its URL is for the customer).
     public private(set) var checkout: Wire.Checkout?
-    /// The steps to read out for cancelling Apple billing, once asked for.
-    public private(set) var appleCancelSteps: [String] = []
+    /// The steps to read out for cancelling Apple billing.
+    public var appleCancelSteps: [String] { display?.appleCancelSteps ?? [] }
+    /// What the agent reads out once the customer paid, before Apple's renewal is off.
+    public var acceptedTitle: String { display?.acceptedTitle ?? MigrationOffer.DisplayCopy.defaultAcceptedTitle }
+    public var acceptedBody: String { display?.acceptedBody ?? MigrationOffer.DisplayCopy.defaultAcceptedBody }
+    public var completedTitle: String { display?.completedTitle ?? MigrationOffer.DisplayCopy.defaultCompletedTitle }
     /// True while the App Store still renews after the steps were read out.
     public private(set) var waitingForAppleCancel = false
     /// The last failure to reach the server (loading, dismissing), as a sentence.
@@ -164,9 +168,6 @@ public final class MigrationManager {
     /// `waitingForAppleCancel` stays true and this can be called again.
     public func showAppleSubscriptionManagement() async {
         guard state == .accepted else { return }
-        if appleCancelSteps.isEmpty {
-            appleCancelSteps = (display?.appleCancelInstructions ?? "").split(separator: "\n").map(String.init)
-        }
         do {
             let entitlements = try await calls.restoreEntitlements(userId: userId)
             let apple = entitlements.first { $0.source == .storeKit && $0.storekitOriginalTransactionId != nil }

@@ -37,6 +37,9 @@ public enum Display {
             + (cancellation.accessUntil.map { "; access until \(date($0))" } ?? "")
     }
 
+    /// The badge of who bills a subscription: "App Store" or "Web".
+    public static func source(_ source: Entitlement.Source) -> String { source == .storeKit ? "App Store" : "Web" }
+
     /// "$7.99/month".
     public static func price(_ price: Price?, interval: String? = nil) -> String {
         guard let price else { return "—" }

@@ -68,8 +68,9 @@ struct CustomersCommand: AsyncParsableCommand {
                 let profile = detail.profile
                 output.line(output.bold("\(profile.name)") + "  \(profile.id) · \(profile.email)" + (profile.country.map { " · \($0)" } ?? ""))
                 output.table(["PRODUCT", "SOURCE", "STATE", "ACCESS", "SUMMARY"], overview.entitlements.map {
-                    let warning = $0.warning == .critical ? output.red($0.state) : $0.warning == .warning ? output.yellow($0.state) : $0.state
-                    return [$0.productId, $0.sourceBadge, warning, $0.hasAccess ? "yes" : "no", $0.summary]
+                    let state = $0.state.rawValue
+                    let warning = $0.warning == .critical ? output.red(state) : $0.warning == .warning ? output.yellow(state) : state
+                    return [$0.productId, Display.source($0.source), warning, $0.hasAccess ? "yes" : "no", $0.summary]
                 })
                 if let decision = overview.switchAndSave {
                     output.line("Switch and save: \(decision.state.rawValue)" + (decision.reasons.first.map { " · \($0.message)" } ?? ""))

@@ -10,23 +10,40 @@ struct CalendarDaysTests {
     @Test func wholeCalendarDaysNeverNegative() {
         let utc = TimeZone.gmt
         let now = date("2026-11-22T23:30:00Z")
-        #expect(CalendarDays.freeTrialDays(now: now, appStoreExpiry: date("2026-11-23T00:30:00Z"), in: utc) == 1,
+        #expect(MigrationBridge.days(now: now, paidThrough: date("2026-11-23T00:30:00Z"), in: utc) == 1,
                 "one hour later but the next calendar day")
-        #expect(CalendarDays.freeTrialDays(now: now, appStoreExpiry: date("2026-11-22T23:59:00Z"), in: utc) == 0)
-        #expect(CalendarDays.freeTrialDays(now: now, appStoreExpiry: date("2026-11-01T00:00:00Z"), in: utc) == 0)
-        #expect(CalendarDays.freeTrialDays(now: now, appStoreExpiry: nil, in: utc) == 0)
+        #expect(MigrationBridge.days(now: now, paidThrough: date("2026-11-22T23:59:00Z"), in: utc) == 0)
+        #expect(MigrationBridge.days(now: now, paidThrough: date("2026-11-01T00:00:00Z"), in: utc) == 0)
+        #expect(MigrationBridge.days(now: now, paidThrough: nil, in: utc) == 0)
+    }
+
+    /// The checkout's trial end and the days the agent reads out come from one rule.
+    @Test func theBridgeTheCheckoutSetsIsTheBridgeTheAgentReadsOut() {
+        let now = date("2026-11-22T12:00:00Z")
+        let paid = date("2026-12-10T08:00:00Z")
+        #expect(MigrationBridge.end(now: now, paidThrough: paid) == paid)
+        #expect(MigrationBridge.end(now: now, paidThrough: paid, claimedEnd: date("2026-12-01T00:00:00Z")) == date("2026-12-01T00:00:00Z"))
+        #expect(MigrationBridge.end(now: now, paidThrough: paid, claimedEnd: date("2026-11-01T00:00:00Z")) == nil, "a claim in the past")
+        #expect(MigrationBridge.end(now: now, paidThrough: date("2026-11-01T00:00:00Z")) == nil, "nothing left to bridge")
+        // Capped at two years, in the end the checkout sets and the days read out alike.
+        let far = date("2030-01-01T00:00:00Z")
+        let capped = try? #require(MigrationBridge.end(now: now, paidThrough: far))
+        #expect(capped == now.addingTimeInterval(MigrationBridge.maximumTrial))
+        #expect(MigrationBridge.days(now: now, paidThrough: far, in: .gmt) == 730)
+        #expect(MigrationBridge.isTrial(now: now, end: now.addingTimeInterval(48 * 3_600)))
+        #expect(!MigrationBridge.isTrial(now: now, end: now.addingTimeInterval(47 * 3_600)))
     }
 
     @Test func timeZoneDecidesTheCalendarDay() throws {
         let now = date("2026-11-22T23:30:00Z")
         let expiry = date("2026-11-24T02:00:00Z")
-        #expect(CalendarDays.freeTrialDays(now: now, appStoreExpiry: expiry, in: .gmt) == 2)
+        #expect(MigrationBridge.days(now: now, paidThrough: expiry, in: .gmt) == 2)
         // In Tokyo (UTC+9) now is Nov 23 08:30 and expiry Nov 24 11:00: one day.
         let tokyo = try #require(TimeZone(identifier: "Asia/Tokyo"))
-        #expect(CalendarDays.freeTrialDays(now: now, appStoreExpiry: expiry, in: tokyo) == 1)
+        #expect(MigrationBridge.days(now: now, paidThrough: expiry, in: tokyo) == 1)
         // In Los Angeles (UTC-8) now is Nov 22 15:30 and expiry Nov 23 18:00: one day.
         let losAngeles = try #require(TimeZone(identifier: "America/Los_Angeles"))
-        #expect(CalendarDays.freeTrialDays(now: now, appStoreExpiry: expiry, in: losAngeles) == 1)
+        #expect(MigrationBridge.days(now: now, paidThrough: expiry, in: losAngeles) == 1)
     }
 
     @Test func daylightSavingChangesDoNotShiftTheCount() throws {
@@ -39,7 +56,7 @@ struct CalendarDaysTests {
         let march7 = date("2026-03-07T05:30:00Z")  // Mar 7 00:30 EST
         let march9 = date("2026-03-09T04:10:00Z")  // Mar 9 00:10 EDT: 47.7 hours later, two calendar days
         #expect(CalendarDays.between(march7, march9, in: newYork) == 2)
-        #expect(CalendarDays.freeTrialDays(now: march7, appStoreExpiry: march9, in: newYork) == 2)
+        #expect(MigrationBridge.days(now: march7, paidThrough: march9, in: newYork) == 2)
     }
 
     @Test func displayDatesIgnoreTheMachineLocale() {

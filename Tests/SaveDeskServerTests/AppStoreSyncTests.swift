@@ -105,17 +105,17 @@ struct AppStoreSyncTests {
         let uuid = UUID().uuidString
         #expect(try await notify(server, "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", otid: "2000000810000001", uuid: uuid, renewal: renewal) == "applied")
         let chloe = try await server.desk.getCustomer(path: .init(customerId: "cus_chloe")).ok.body.json.entitlements[0].lifecycle
-        #expect(chloe.state == "grace_period" && chloe.daysLeft == 16)
+        #expect(chloe.state.rawValue == "grace_period" && chloe.daysLeft == 16)
         let eventsBefore = try await server.desk.getCustomerTimeline(path: .init(customerId: "cus_chloe")).ok.body.json.events.count
         // A replay changes nothing.
         #expect(try await notify(server, "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", otid: "2000000810000001", uuid: uuid, renewal: renewal) == "duplicate")
         #expect(try await server.desk.getCustomerTimeline(path: .init(customerId: "cus_chloe")).ok.body.json.events.count == eventsBefore)
 
         #expect(try await notify(server, "GRACE_PERIOD_EXPIRED", otid: "2000000810000001") == "applied")
-        #expect(try await server.desk.getCustomer(path: .init(customerId: "cus_chloe")).ok.body.json.entitlements[0].lifecycle.state == "billing_retry")
+        #expect(try await server.desk.getCustomer(path: .init(customerId: "cus_chloe")).ok.body.json.entitlements[0].lifecycle.state.rawValue == "billing_retry")
         #expect(try await notify(server, "EXPIRED", subtype: "BILLING_RETRY", otid: "2000000810000001") == "applied")
         let expired = try await server.desk.getCustomer(path: .init(customerId: "cus_chloe")).ok.body.json.entitlements[0].lifecycle
-        #expect(expired.state == "expired" && expired.summary == "Expired (payment failed)" && expired.winBackEligible)
+        #expect(expired.state.rawValue == "expired" && expired.summary == "Expired (payment failed)" && expired.winBackEligible)
 
         // Mid-switch Hana turns Apple renewal off: the switch is complete.
         #expect(try await server.app.getUserOffer(query: .init(userId: "cus_hana")).ok.body.json.state == "accepted")
@@ -123,7 +123,7 @@ struct AppStoreSyncTests {
         #expect(try await server.app.getUserOffer(query: .init(userId: "cus_hana")).ok.body.json.state == "completed")
 
         #expect(try await notify(server, "REFUND", otid: "2000000810000002") == "applied")
-        #expect(try await server.desk.getCustomer(path: .init(customerId: "cus_ben")).ok.body.json.entitlements[0].lifecycle.state == "revoked")
+        #expect(try await server.desk.getCustomer(path: .init(customerId: "cus_ben")).ok.body.json.entitlements[0].lifecycle.state.rawValue == "revoked")
         #expect(try await notify(server, "DID_RENEW", otid: "2000000800000000") == "unmatched")
         let event = try await server.desk.getCustomerTimeline(path: .init(customerId: "cus_ben")).ok.body.json.events[0]
         #expect(event.actor == "app_store" && event.action == "app_store.refund")

@@ -51,7 +51,7 @@ struct DeskEndpointTests {
         for id in ["cus_ava", "cus_quinn", "cus_hana", "cus_farah", "cus_olivia", "cus_sam", "cus_emma", "cus_ivan", "cus_priya"] {
             let detail = try await server.desk.getCustomer(path: .init(customerId: id)).ok.body.json
             let lifecycle = try #require(detail.entitlements.last?.lifecycle)
-            states[id] = lifecycle.state
+            states[id] = lifecycle.state.rawValue
             #expect(detail.profile.id == id)
         }
         #expect(states == [
@@ -60,7 +60,7 @@ struct DeskEndpointTests {
             "cus_priya": "revoked",
         ])
         let olivia = try await server.desk.getCustomer(path: .init(customerId: "cus_olivia")).ok.body.json.entitlements[0].lifecycle
-        #expect(olivia.daysLeft == 5 && olivia.hasAccess && olivia.warning == "warning")
+        #expect(olivia.daysLeft == 5 && olivia.hasAccess && olivia.warning.rawValue == "warning")
         #expect(olivia.summary == "Grace period · 5 days left to fix payment")
         let ivan = try await server.desk.getCustomer(path: .init(customerId: "cus_ivan")).ok.body.json.entitlements[0].lifecycle
         #expect(ivan.winBackEligible && !ivan.hasAccess)

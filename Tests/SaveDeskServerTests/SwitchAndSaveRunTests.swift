@@ -17,16 +17,16 @@ struct SwitchAndSaveRunTests {
     @Test func aLapsedSubscriberWalksGraceThenBillingRetryThenExpiry() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
-        #expect(try await lifecycle(server, "cus_olivia").state == "grace_period")
+        #expect(try await lifecycle(server, "cus_olivia").state.rawValue == "grace_period")
         _ = try await server.desk.advanceClock(body: .json(.init(days: 6))).ok
         let retry = try await lifecycle(server, "cus_olivia")
-        #expect(retry.state == "billing_retry" && retry.hasAccess && retry.warning == "critical")
+        #expect(retry.state.rawValue == "billing_retry" && retry.hasAccess && retry.warning.rawValue == "critical")
         _ = try await server.desk.advanceClock(body: .json(.init(days: 30))).ok
-        #expect(try await lifecycle(server, "cus_olivia").state == "billing_retry", "Apple retries for 60 days")
+        #expect(try await lifecycle(server, "cus_olivia").state.rawValue == "billing_retry", "Apple retries for 60 days")
         let last = try await server.desk.advanceClock(body: .json(.init(days: 31))).ok.body.json
         #expect(last.transitions.first { $0.customerId == "cus_olivia" }?.steps == ["billing retry ended; expired"])
         let expired = try await lifecycle(server, "cus_olivia")
-        #expect(expired.state == "expired" && expired.summary == "Expired (payment failed)" && expired.winBackEligible)
+        #expect(expired.state.rawValue == "expired" && expired.summary == "Expired (payment failed)" && expired.winBackEligible)
     }
 
     @Test func simulatorsGoThroughTheWebhook() async throws {
@@ -37,17 +37,17 @@ struct SwitchAndSaveRunTests {
         }
         #expect(try await simulate(.renewalFailedGrace, grace: 3) == "applied")
         let grace = try await lifecycle(server, "cus_chloe")
-        #expect(grace.state == "grace_period" && grace.daysLeft == 3 && grace.warning == "critical")
+        #expect(grace.state.rawValue == "grace_period" && grace.daysLeft == 3 && grace.warning.rawValue == "critical")
         #expect(try await simulate(.renew) == "applied")
-        #expect(try await lifecycle(server, "cus_chloe").state == "active")
+        #expect(try await lifecycle(server, "cus_chloe").state.rawValue == "active")
         #expect(try await simulate(.renewalFailed) == "applied")
-        #expect(try await lifecycle(server, "cus_chloe").state == "billing_retry")
+        #expect(try await lifecycle(server, "cus_chloe").state.rawValue == "billing_retry")
         #expect(try await simulate(.autoRenewOff, "2000000810000002") == "applied")
-        #expect(try await lifecycle(server, "cus_ben").state == "cancels_on")
+        #expect(try await lifecycle(server, "cus_ben").state.rawValue == "cancels_on")
         #expect(try await simulate(.autoRenewOn, "2000000810000002") == "applied")
-        #expect(try await lifecycle(server, "cus_ben").state == "active")
+        #expect(try await lifecycle(server, "cus_ben").state.rawValue == "active")
         #expect(try await simulate(.refund, "2000000810000002") == "applied")
-        #expect(try await lifecycle(server, "cus_ben").state == "revoked")
+        #expect(try await lifecycle(server, "cus_ben").state.rawValue == "revoked")
         let timeline = try await server.desk.getCustomerTimeline(path: .init(customerId: "cus_ben")).ok.body.json.events
         #expect(timeline.prefix(3).map(\.action) == ["app_store.refund", "app_store.did_change_renewal_status", "app_store.did_change_renewal_status"])
         #expect(timeline.prefix(3).allSatisfy { $0.actor == "app_store" })
@@ -80,9 +80,9 @@ struct SwitchAndSaveRunTests {
         let steps = passed.transitions.filter { $0.customerId == "cus_chloe" }.flatMap(\.steps)
         #expect(steps.contains("Apple period ended; expired") && steps.contains("trial ended; first charge paid"))
         #expect(!steps.contains("renewed by Apple"))
-        #expect(try await lifecycle(server, "cus_chloe").state == "expired")
+        #expect(try await lifecycle(server, "cus_chloe").state.rawValue == "expired")
         let web = try await lifecycle(server, "cus_chloe", source: .webCheckout)
-        #expect(web.state == "active" && web.hasAccess)
+        #expect(web.state.rawValue == "active" && web.hasAccess)
         // Charges: none before Apple's period ended, then one discounted charge from that moment.
         let charges = try await server.withStore { store in
             try await store.exclusive { db in

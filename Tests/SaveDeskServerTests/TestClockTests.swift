@@ -33,7 +33,7 @@ struct TestClockTests {
         let emma = try await server.app.getEntitlements(query: .init(userId: "cus_emma")).ok.body.json.entitlements[0]
         #expect(emma.status.rawValue == "active" && emma.isActive)
         let sam = try await server.desk.getCustomer(path: .init(customerId: "cus_sam")).ok.body.json.entitlements[0].lifecycle
-        #expect(sam.state == "expired" && sam.summary == "Expired (payment failed)")
+        #expect(sam.state.rawValue == "expired" && sam.summary == "Expired (payment failed)")
     }
 
     @Test func liveKeysAndPublishableKeysCannotMoveTime() async throws {

@@ -48,19 +48,19 @@ struct VerifiedFactsTests {
         // Apple refunds it.
         let refund = try await notification("REFUND", otid: Self.chloe, signedDate: t2, ca: ca)
         #expect(try await server.client(key: nil).receiveAppStoreNotification(body: .json(.init(signedPayload: refund))).ok.body.json.status == "applied")
-        #expect(try await state(server, "cus_chloe").lifecycle.state == "revoked")
+        #expect(try await state(server, "cus_chloe").lifecycle.state.rawValue == "revoked")
         // Re-syncing the old signed transaction answers as before and revives nothing.
         let resync = try await server.app.syncStoreKitTransaction(body: .json(.init(jwsRepresentation: old, userId: "cus_chloe", willAutoRenew: true)))
         #expect(try resync.ok.body.json.owned)
         let after = try await state(server, "cus_chloe")
-        #expect(after.lifecycle.state == "revoked" && !after.entitlement.isActive && !after.entitlement.willRenew)
+        #expect(after.lifecycle.state.rawValue == "revoked" && !after.entitlement.isActive && !after.entitlement.willRenew)
 
         // Ben expires; a DID_RENEW signed before the expiry arrives late and changes nothing.
         let expire = try await notification("EXPIRED", subtype: "VOLUNTARY", otid: "2000000810000002", signedDate: t4, ca: ca)
         #expect(try await server.client(key: nil).receiveAppStoreNotification(body: .json(.init(signedPayload: expire))).ok.body.json.status == "applied")
         let late = try await notification("DID_RENEW", otid: "2000000810000002", signedDate: t3, ca: ca)
         #expect(try await server.client(key: nil).receiveAppStoreNotification(body: .json(.init(signedPayload: late))).ok.body.json.status == "stale")
-        #expect(try await state(server, "cus_ben").lifecycle.state == "expired")
+        #expect(try await state(server, "cus_ben").lifecycle.state.rawValue == "expired")
     }
 
     /// Two notifications can be signed in one millisecond: what differs is applied, the same again
@@ -77,15 +77,15 @@ struct VerifiedFactsTests {
         #expect(try await server.app.syncStoreKitTransaction(body: .json(.init(jwsRepresentation: synced, userId: "cus_chloe"))).ok.body.json.owned)
         // A refund signed in the millisecond of the synced transaction: applied, not "stale".
         #expect(try await receive(try await notification("REFUND", otid: Self.chloe, signedDate: tie, ca: ca)) == "applied")
-        #expect(try await state(server, "cus_chloe").lifecycle.state == "revoked")
+        #expect(try await state(server, "cus_chloe").lifecycle.state.rawValue == "revoked")
         // A renewal of the same millisecond would undo it: kept out.
         #expect(try await receive(try await notification("DID_RENEW", otid: Self.chloe, signedDate: tie, ca: ca)) == "stale")
         // The same refund again (another notification): nothing to change.
         #expect(try await receive(try await notification("REFUND", otid: Self.chloe, signedDate: tie, ca: ca)) == "unchanged")
-        #expect(try await state(server, "cus_chloe").lifecycle.state == "revoked")
+        #expect(try await state(server, "cus_chloe").lifecycle.state.rawValue == "revoked")
         // The synced transaction again, at the tie: it would revive the subscription, so it does not.
         _ = try await server.app.syncStoreKitTransaction(body: .json(.init(jwsRepresentation: synced, userId: "cus_chloe"))).ok
-        #expect(try await state(server, "cus_chloe").lifecycle.state == "revoked")
+        #expect(try await state(server, "cus_chloe").lifecycle.state.rawValue == "revoked")
 
         // Ben: a renewal-off signed in the millisecond of an applied renewal is applied.
         let ben = "2000000810000002", benTie = SignedDates.next()

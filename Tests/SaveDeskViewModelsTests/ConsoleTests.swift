@@ -143,7 +143,7 @@ struct ConsoleTests {
         let olivia = app.makeOverview(customerId: "cus_olivia")
         await olivia.load()
         #expect(olivia.phase == .loaded && olivia.profile?.name.isEmpty == false)
-        #expect(olivia.entitlements.first?.sourceBadge == "App Store")
+        #expect(olivia.entitlements.first?.source == .storeKit)
         #expect(olivia.standing?.headline == "Payment failing on the App Store \u{00B7} Premium Monthly \u{00B7} Grace period \u{00B7} 5 days left to fix payment")
         #expect(olivia.standing?.level == .warning && olivia.banners.isEmpty, "the overall line says it; no banner repeats it")
 

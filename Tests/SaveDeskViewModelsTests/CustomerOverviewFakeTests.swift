@@ -18,7 +18,7 @@ struct CustomerOverviewFakeTests {
         calls.setDown(false)
         await overview.load()
         #expect(overview.phase == .loaded && overview.profile?.name == "Ada Fake")
-        #expect(overview.entitlements.map(\.productName) == ["Premium Monthly"] && overview.entitlements.first?.sourceBadge == "Web", "\(overview.entitlements)")
+        #expect(overview.entitlements.map(\.productName) == ["Premium Monthly"] && overview.entitlements.first?.source == .webCheckout, "\(overview.entitlements)")
         calls.setDown(true)
         await overview.load()
         #expect(overview.phase == .loaded && overview.entitlements.count == 1, "what is on screen stays")

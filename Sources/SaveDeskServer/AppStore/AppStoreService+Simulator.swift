@@ -26,7 +26,7 @@ extension AppStoreService {
                 guard [3, 16, 28].contains(days) else {
                     throw SaveDeskError.unprocessable("grace periods are 3, 16 or 28 days, got \(days)", code: "invalid_grace_days")
                 }
-                event = ("DID_FAIL_TO_RENEW", "GRACE_PERIOD", period, renewal(record, autoRenew: true, graceEnds: now + Int64(days) * 86_400))
+                event = ("DID_FAIL_TO_RENEW", "GRACE_PERIOD", period, renewal(record, autoRenew: true, graceEnds: now + Int64(days) * Seconds.wholeDay))
             case .renewalFailed: event = ("DID_FAIL_TO_RENEW", nil, period, renewal(record, autoRenew: true))
             case .autoRenewOff: event = ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", period, renewal(record, autoRenew: false))
             case .autoRenewOn: event = ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED", period, renewal(record, autoRenew: true))
@@ -102,7 +102,7 @@ extension AppStoreService {
                     guard let end = record.gracePeriodEndsAt, end <= now else { step = nil; break }
                     step = ("GRACE_PERIOD_EXPIRED", nil, end, record.currentPeriodEnd ?? end, nil, "grace period ended; billing retry")
                 case .pastDue:
-                    let deadline = (record.pastDueSince ?? now) + Self.billingRetryDays * 86_400
+                    let deadline = (record.pastDueSince ?? now) + Self.billingRetryDays * Seconds.wholeDay
                     guard deadline <= now else { step = nil; break }
                     step = ("EXPIRED", "BILLING_RETRY", deadline, record.currentPeriodEnd ?? deadline, renewal(record, autoRenew: false), "billing retry ended; expired")
                 case .active:

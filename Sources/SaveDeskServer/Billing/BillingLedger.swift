@@ -8,7 +8,7 @@ import RetentionDomain
 struct BillingLedger: Sendable {
     let config: ServerConfig
 
-    static let day: Int64 = 86_400
+    static let day = Seconds.wholeDay
 
     func interval(of productId: String) -> BillingInterval {
         config.product(id: productId)?.interval ?? .month

@@ -96,8 +96,8 @@ final class CatalogService: Sendable {
                 flowType: .upgrade, productId: to.id, eligibleProductIds: [from.id], savingsPercent: savings,
                 display: .init(
                     offerTitle: "Upgrade to \(to.displayName)", offerMessage: "Move up to \(to.displayName) on the web and pay \(savings)% less than in the App Store.",
-                    offerCta: "Upgrade", acceptedTitle: "Almost done!", acceptedMessage: "Cancel your Apple subscription to finish the upgrade.",
-                    acceptedCta: "Cancel Apple billing", completedTitle: "You're all set!", completedMessage: "Enjoy \(to.displayName)."
+                    offerCta: "Upgrade", acceptedTitle: MigrationOffer.DisplayCopy.defaultAcceptedTitle, acceptedMessage: "Cancel your Apple subscription to finish the upgrade.",
+                    acceptedCta: "Cancel Apple billing", completedTitle: MigrationOffer.DisplayCopy.defaultCompletedTitle, completedMessage: "Enjoy \(to.displayName)."
                 ),
                 rolloutPercent: 100, upgradeType: .storekitToWeb, fromProductId: from.id, toProductId: to.id, checkoutPresentation: .inline
             )

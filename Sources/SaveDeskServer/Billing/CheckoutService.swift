@@ -31,9 +31,8 @@ final class CheckoutService: Sendable {
         self.portal = portal
         self.switchAndSave = switchAndSave
     }
-    static let minimumTrial: Int64 = 48 * 3_600
-    static let maximumTrial: Int64 = 730 * 86_400
-    static let lifetime: Int64 = 86_400
+    /// How long a pending checkout can be paid.
+    static let lifetime = Seconds.wholeDay
 
     /// What a checkout asks for, from any of the SDK's checkout calls.
     struct Ask: Encodable, Sendable {
@@ -92,16 +91,17 @@ final class CheckoutService: Sendable {
                 record.amount = 0
                 record.pendingAmount = discounted
                 record.trialEnd = end
-                record.trialType = end - now >= Self.minimumTrial ? "migration" : nil
+                record.trialType = MigrationBridge.isTrial(now: Date(unixSeconds: now), end: Date(unixSeconds: end)) ? "migration" : nil
             }
             try await data.checkouts.insert(record)
             return .init(output: response(record, product: product, base: base), before: nil, after: nil)
         }
     }
 
-    /// Until when a switch may bridge: the remaining paid period of the customer's own verified,
-    /// active App Store subscription (the one named by its original transaction id, else the
-    /// live one), capped by a claimed end date. Nil: no verified App Store period, no trial.
+    /// Until when a switch may bridge (`MigrationBridge.end`): the remaining paid period of the
+    /// customer's own verified, active App Store subscription (the one named by its original
+    /// transaction id, else the live one), capped by a claimed end date. Nil: no verified App
+    /// Store period, no trial.
     private func bridgeEnd(
         _ data: Repositories, ask: Ask, userId: String, appStore live: SubscriptionRecord?, now: Int64, scope: RequestScope
     ) async throws -> Int64? {
@@ -114,12 +114,12 @@ final class CheckoutService: Sendable {
             record.livemode == scope.livemode, record.entitlementStatus == .active,
             let paidThrough = record.currentPeriodEnd, paidThrough > now
         else { return nil }
-        let claimed = ask.storekitSubscriptionEnd?.unixSeconds
-        let end = min(paidThrough, claimed ?? paidThrough)
-        guard end > now else {
+        guard let end = MigrationBridge.end(
+            now: Date(unixSeconds: now), paidThrough: Date(unixSeconds: paidThrough), claimedEnd: ask.storekitSubscriptionEnd
+        ) else {
             throw SaveDeskError.unprocessable("the App Store subscription has already ended; use a plain checkout", code: "storekit_period_over")
         }
-        return min(end, now + Self.maximumTrial)
+        return end.unixSeconds
     }
 
     private func response(_ record: CheckoutRecord, product: ServerConfig.ProductConfig, base: String) -> Schemas.CheckoutResponse {

@@ -33,28 +33,4 @@ enum EntitlementMapping {
         )
         return Lifecycle.resolve(entitlement(record, now: now, policy: policy), now: now, context: context)
     }
-
-    /// The API's name for a display state.
-    static func stateName(_ state: Lifecycle.DisplayState) -> String {
-        switch state {
-        case .active: "active"
-        case .trialing(_, let migration): migration ? "migration_trial" : "trialing"
-        case .cancelsOn: "cancels_on"
-        case .gracePeriod: "grace_period"
-        case .billingRetry: "billing_retry"
-        case .paused: "paused"
-        case .expired: "expired"
-        case .revoked: "revoked"
-        case .unknown: "unknown"
-        }
-    }
-
-    static func warningName(_ level: Lifecycle.WarningLevel) -> String {
-        switch level {
-        case .none: "none"
-        case .notice: "notice"
-        case .warning: "warning"
-        case .critical: "critical"
-        }
-    }
 }

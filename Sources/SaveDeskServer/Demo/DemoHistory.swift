@@ -139,7 +139,7 @@ public enum DemoHistory {
         var rng = Generator(state: seed)
         var batch = Batch()
         let nowSeconds = now.unixSeconds
-        let day: Int64 = 86_400
+        let day = Seconds.wholeDay
         let operators = ["Marco (support)", "Priya (support lead)"]
         let questions = config.cancelFlow.config.orderedQuestions
         let product = try requireProduct(config, "premium_monthly")

@@ -71,9 +71,9 @@ final class DeskService: Sendable {
                 entitlements.append(Schemas.DeskEntitlement(
                     entitlement: try WireMapping.entitlement(entitlement),
                     lifecycle: Schemas.Lifecycle(
-                        state: EntitlementMapping.stateName(display.state), summary: display.summary,
+                        state: .init(rawValue: Lifecycle.StateName(display.state).rawValue) ?? .unknown, summary: display.summary,
                         hasAccess: display.hasAccess, daysLeft: display.daysLeft,
-                        warning: EntitlementMapping.warningName(display.warning), winBackEligible: display.winBackEligible
+                        warning: .init(rawValue: display.warning.wireName) ?? .notice, winBackEligible: display.winBackEligible
                     )
                 ))
             }

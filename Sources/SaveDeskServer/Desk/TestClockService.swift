@@ -1,3 +1,4 @@
+import RetentionDomain
 import Foundation
 import SaveDeskAPI
 
@@ -28,7 +29,7 @@ final class TestClockService: Sendable {
         guard days + hours > 0 else {
             throw SaveDeskError.unprocessable("give a positive number of days or hours, got days \(days), hours \(hours)", code: "invalid_advance")
         }
-        let step = days * 86_400 + hours * 3_600
+        let step = days * Seconds.wholeDay + hours * Seconds.wholeHour
         let (response, replayed) = try await changes.idempotent(
             scope, operation: "advanceClock", request: request, idempotencyKey: idempotencyKey
         ) { data -> Schemas.ClockAdvanceResponse in

@@ -1,3 +1,4 @@
+import RetentionDomain
 import Foundation
 import SQLKit
 
@@ -36,7 +37,7 @@ enum CancelFlowRollups {
     /// The actor of the rollup rows that sum every actor's.
     static let everyActor = "*"
 
-    static let day: Int64 = 86_400
+    static let day = Seconds.wholeDay
 
     /// What `cancel_flow_daily_counts` counts.
     enum Dimension: String, Sendable {

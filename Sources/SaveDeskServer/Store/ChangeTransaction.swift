@@ -1,3 +1,4 @@
+import RetentionDomain
 import Foundation
 
 /// The one transaction every change goes through: due billing settled first, the change, its
@@ -9,7 +10,7 @@ struct ChangeTransaction: Sendable {
     let settlement: Settlement
 
     /// How long an Idempotency-Key answers as its first request did.
-    static let idempotencyLifetime: Int64 = 86_400
+    static let idempotencyLifetime = Seconds.wholeDay
 
     /// What a change produced: its output, and the subscription before and after for the audit.
     /// Only a real change is audited: a repeat that changes nothing answers as the first did.

@@ -1,3 +1,4 @@
+import RetentionDomain
 import Foundation
 
 /// Data with a lifetime, removed by a job (`PeriodicJob`) in the server's service lifecycle, once
@@ -11,7 +12,7 @@ struct PurgeJob: Sendable {
     let store: Store
     let clock: DataClock
 
-    static let abandonedCheckoutAge: Int64 = 86_400
+    static let abandonedCheckoutAge = Seconds.wholeDay
 
     /// Removes what of `scope`'s mode has outlived its purpose.
     func purge(_ scope: RequestScope) async throws {

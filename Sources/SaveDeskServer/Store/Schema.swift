@@ -1,3 +1,5 @@
+import RetentionDomain
+
 /// Versioned migrations of the store, applied in order at start. The same tables on SQLite and
 /// PostgreSQL: TEXT keys, BIGINT Unix seconds, JSON as TEXT; flags are INTEGER 0/1 on SQLite and
 /// BOOLEAN on PostgreSQL (the services bind and read Swift `Bool`s, which each engine maps).
@@ -83,7 +85,7 @@ enum Schema {
     /// Adds the responses of the row source `responses` (and the answers of `answers`) to the
     /// rollups: inserted, or with `upsert` added to the rows already there.
     static func addToRollups(responses: String, answers: String, upsert: Bool) -> [String] {
-        let day = "created_at - created_at % 86400"
+        let day = "created_at - created_at % \(Seconds.wholeDay)"
         func counts(actor: String, _ dimension: String, question: String, value: String, fromAnswers: Bool, where filter: String) -> String {
             // Constants stay out of GROUP BY (a number there is a column's position).
             let groups = ["livemode", actor, day, question, value].filter { $0.first != "'" && Int($0) == nil }

@@ -114,9 +114,9 @@ final class CustomerScreen: Screen {
             column.place(Line("none", style: theme[.muted]), indent: 2, into: &frame)
         }
         for row in overview.entitlements.prefix(3) {
-            let badge = row.sourceBadge == "App Store" ? theme[.badgeAppStore] : theme[.badgeWeb]
+            let badge = row.source == .storeKit ? theme[.badgeAppStore] : theme[.badgeWeb]
             let line = column.take(1, indent: 2)
-            let lead = Line([.init(" \(row.sourceBadge) ", style: badge), .init(" "), .init(row.productName, style: theme[.text]), .init("  ")])
+            let lead = Line([.init(" \(Display.source(row.source)) ", style: badge), .init(" "), .init(row.productName, style: theme[.text]), .init("  ")])
             frame.render(lead, in: line)
             frame.render(Line(row.summary, style: row.hasAccess ? theme[.text] : theme[.muted], truncates: true),
                          in: line.splitLeft(lead.width).right)

@@ -26,7 +26,7 @@ final class DemoDeviceScreen: Screen {
     }
 
     private enum Step {
-        case advance(days: Int), appStore(AppStoreEvent), purchase, retrySync
+        case advance(days: Int), appStore(AppStoreEvent), purchase(productId: String), retrySync
     }
 
     private var steps: [(label: String, step: Step)] {
@@ -35,13 +35,17 @@ final class DemoDeviceScreen: Screen {
         if customerId != nil {
             steps += [("App Store: auto-renew off", .appStore(.autoRenewOff)), ("App Store: auto-renew on", .appStore(.autoRenewOn)),
                       ("App Store: renewal fails (grace period)", .appStore(.renewalFailedGrace)), ("App Store: refund", .appStore(.refund)),
-                      ("App Store: renew", .appStore(.renew)), ("Buy premium_monthly on the App Store (sync queue)", .purchase)]
+                      ("App Store: renew", .appStore(.renew))]
+            if let product = device?.purchasableProductId { steps.append(("Buy \(product) on the App Store (sync queue)", .purchase(productId: product))) }
         }
         steps.append(("Retry the StoreKit sync queue", .retrySync))
         return steps
     }
 
-    func appear() -> Intent { .none }
+    func appear() -> Intent {
+        guard let device else { return .none }
+        return .run { await device.loadCatalog() }
+    }
 
     func action(forClick id: String) -> Action? { index(of: id, prefix: "step.").map { .run($0) } }
 
@@ -68,9 +72,9 @@ final class DemoDeviceScreen: Screen {
         case .appStore(let event):
             guard let customer else { return .none }
             return .run { await device.appStoreEvent(event, customerId: customer, activeOnly: false) }
-        case .purchase:
+        case .purchase(let product):
             guard let customer else { return .none }
-            return .run { await device.purchaseOnAppStore(userId: customer, productId: "premium_monthly") }
+            return .run { await device.purchaseOnAppStore(userId: customer, productId: product) }
         case .retrySync: return .run { await device.retrySync() }
         }
     }

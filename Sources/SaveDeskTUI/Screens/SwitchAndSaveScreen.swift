@@ -130,16 +130,15 @@ final class SwitchAndSaveScreen: Screen {
             }
             if manager.isLoading { paragraph("Creating the checkout\u{2026}", theme[.muted]) }
         case .accepted:
-            paragraph(manager.display?.acceptedTitle ?? "Almost done!", theme[.title])
-            paragraph(manager.display?.acceptedBody ?? "Cancel your Apple subscription to start saving.", theme[.text])
+            paragraph(manager.acceptedTitle, theme[.title])
+            paragraph(manager.acceptedBody, theme[.text])
             gap()
-            let steps = manager.appleCancelSteps.isEmpty
-                ? (manager.display?.appleCancelInstructions ?? "").split(separator: "\n").map(String.init) : manager.appleCancelSteps
+            let steps = manager.appleCancelSteps
             paragraph("Read these steps to the customer to cancel Apple billing:", theme[.title])
             for (index, step) in steps.enumerated() { paragraph("\(index + 1). \(step)", theme[.text], maxRows: 2) }
             if manager.waitingForAppleCancel { paragraph("Apple still renews. Check again once the customer has turned it off.", theme[.warning]) }
         case .completed:
-            paragraph(manager.display?.completedTitle ?? "You're all set!", theme[.success].adding(.bold))
+            paragraph(manager.completedTitle, theme[.success].adding(.bold))
             let price = terms?.priceWithDiscount.map { " (\(Display.price($0, interval: terms?.interval?.wireValue)))" } ?? ""
             paragraph("\(terms?.productName ?? "The subscription") is billed on the web now\(price): "
                       + "saving \(manager.offerData?.prompt.discountPercent ?? 0)% forever, with no double charge.", theme[.success])

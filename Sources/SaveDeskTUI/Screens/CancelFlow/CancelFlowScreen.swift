@@ -6,7 +6,9 @@ import TerminalKit
 /// marker), save offer (a coupon with the price before and after; for App Store billing switch and
 /// save with its checkout inline, or an App Store offer code), pause picker (resume dates),
 /// confirmation (period end or now; for App Store billing the steps to read out), then the outcome
-/// and Apple's side (waiting, then confirmed). Every page is drawn from `CancelFlowSession`.
+/// and Apple's side (waiting, then confirmed). Every page is drawn from the session's view
+/// (`CancelFlowSession.view(now:)`, plain values) by `CancelFlowDrawing`; the screen adds its
+/// focus and typing, its keys, and the calls each command makes.
 @MainActor
 final class CancelFlowScreen: Screen {
     let session: CancelFlowSession
@@ -21,46 +23,40 @@ final class CancelFlowScreen: Screen {
         self.device = device
     }
 
+    /// The session's view, without the pause picker's dates (keys and buttons need none).
+    private var view: CancelFlowView { session.view() }
+
     /// The UI state of the page on screen: on a new page, its first choice is focused (or the
     /// answer given before, when coming back).
-    private var ui: CancelFlowPageUI {
-        let page = session.page
-        guard page != stored.page else { return stored }
-        var fresh = CancelFlowPageUI(page: page, cancelNow: stored.cancelNow)
-        switch page {
-        case .question?:
-            if case .option(let id)? = session.navigator?.selection, let index = question?.options.firstIndex(where: { $0.id == id }) {
-                fresh.highlighted = index
-            }
-            if isFreeText, case .freeText(let text)? = session.navigator?.selection { fresh.field.set(text) }
-        case .cancelConfirmation?: fresh.highlighted = fresh.cancelNow ? 1 : 0
+    private var ui: CancelFlowPageUI { Self.ui(for: view, stored: stored) }
+
+    static func ui(for view: CancelFlowView, stored: CancelFlowPageUI) -> CancelFlowPageUI {
+        guard view.page != stored.page else { return stored }
+        var fresh = CancelFlowPageUI(page: view.page, cancelNow: stored.cancelNow)
+        switch view.content {
+        case .question(let question):
+            if let index = question.chosenIndex { fresh.highlighted = index }
+            if question.isFreeText, let text = question.freeText { fresh.field.set(text) }
+        case .confirmation: fresh.highlighted = fresh.cancelNow ? 1 : 0
         default: break
         }
         return fresh
     }
 
-    private var highlighted: Int { ui.highlighted }
-    private var focusedButton: Int? { ui.focusedButton }
-
     var title: String { "Cancel flow \u{00B7} \(session.userId) \u{00B7} \(session.productId)" }
     var isMidFlow: Bool { session.isMidway }
-    var isTyping: Bool {
-        if case .inFlow = session.phase, focusedButton == nil, isFreeText { return true }
+    var isTyping: Bool { Self.isTyping(view, ui: ui) }
+
+    static func isTyping(_ view: CancelFlowView, ui: CancelFlowPageUI) -> Bool {
+        if case .question(let question) = view.content, question.isFreeText, ui.focusedButton == nil { return true }
         return false
     }
-
-    private var question: CancelFlowQuestion? {
-        guard case .question(let index)? = session.page else { return nil }
-        return session.navigator?.questions[index]
-    }
-
-    private var isFreeText: Bool { question.map { $0.questionType != .singleSelect } ?? false }
 
     func appear() -> Intent { .run { await self.session.load() } }
 
     /// Leaving before the end records the flow as dismissed (with the answers so far).
     func leave() -> Intent {
-        guard session.submittedResponse == nil, session.navigator != nil else { return .none }
+        guard session.isUnrecorded else { return .none }
         return .run { await self.session.abandon() }
     }
 
@@ -71,42 +67,42 @@ final class CancelFlowScreen: Screen {
         case switchPaid, simulatePayment, checkApple, simulateAppleOff
     }
 
-    private var buttons: [(label: String, command: Command)] {
-        switch session.phase {
+    /// The buttons under a view (with the demo device, its test-mode shortcuts too).
+    static func buttons(for view: CancelFlowView, device: Bool) -> [(label: String, command: Command)] {
+        switch view.content {
+        case .loading, .applying: return []
         case .unavailable: return [("Retry", .reload)]
         case .failed: return [("Retry", .retry), ("Give up", .giveUp)]
-        case .finished:
-            guard session.appleSide?.isWaiting == true else { return [("Done", .done)] }
-            return [("Check Apple again", .checkApple)] + (device == nil ? [] : [("Simulate auto-renew off", .simulateAppleOff)]) + [("Done", .done)]
-        case .loading, .applying: return []
-        case .inFlow: break
-        }
-        switch session.page {
-        case .question?: return [("Continue", .proceed), ("Back", .back), ("Skip and cancel", .skipAndCancel)]
-        case .retention(.offer)? where session.isAwaitingSwitchPayment:
-            return [("Customer paid", .switchPaid)] + (device == nil ? [] : [("Simulate payment", .simulatePayment)]) + [("No thanks", .declineOffer)]
-        case .retention(.offer)?:
-            let cta: String = switch session.saveOffer {
-            case .switchAndSave(let terms)?: terms.ctaText
-            case .offerCode(let pool)?: pool.ctaText
-            case .coupon(let offer)?: offer.ctaText
-            case nil: "Accept"
-            }
-            return [(cta, .acceptOffer), ("No thanks", .declineOffer)]
-        case .retention(.pause)?: return [(session.config?.pause?.ctaText ?? "Pause", .pause), ("No thanks", .declinePause)]
-        case .cancelConfirmation? where session.isAppStoreCancellation: return [("Steps read out", .confirm), ("Back", .back)]
-        case .cancelConfirmation?: return [("Confirm cancellation", .confirm), ("Back", .back)]
-        default: return []
+        case .ending(let ending):
+            guard ending.appleSide?.isWaiting == true else { return [("Done", .done)] }
+            return [("Check Apple again", .checkApple)] + (device ? [("Simulate auto-renew off", .simulateAppleOff)] : []) + [("Done", .done)]
+        case .question: return [("Continue", .proceed), ("Back", .back), ("Skip and cancel", .skipAndCancel)]
+        case .switchOffer(let offer) where offer.isAwaitingPayment:
+            return [("Customer paid", .switchPaid)] + (device ? [("Simulate payment", .simulatePayment)] : []) + [("No thanks", .declineOffer)]
+        case .switchOffer(let offer): return [(offer.terms.ctaText, .acceptOffer), ("No thanks", .declineOffer)]
+        case .offer(let offer): return [(offer.ctaText, .acceptOffer), ("No thanks", .declineOffer)]
+        case .pause(let pause): return [(pause.ctaText, .pause), ("No thanks", .declinePause)]
+        case .appStoreSteps: return [("Steps read out", .confirm), ("Back", .back)]
+        case .confirmation: return [("Confirm cancellation", .confirm), ("Back", .back)]
         }
     }
 
-    private var choiceCount: Int {
-        switch session.page {
-        case .question?: return question?.options.count ?? 0
-        case .retention(.pause)?: return session.config?.pause?.orderedOptions.count ?? 0
-        case .cancelConfirmation?: return session.isAppStoreCancellation ? 0 : 2
-        default: return 0
+    private var buttons: [(label: String, command: Command)] { Self.buttons(for: view, device: device != nil) }
+
+    /// How many choices the page offers (radio options).
+    static func choiceCount(_ view: CancelFlowView) -> Int {
+        switch view.content {
+        case .question(let question): question.options.count
+        case .pause(let pause): pause.options.count
+        case .confirmation: 2
+        default: 0
         }
+    }
+
+    private var choiceCount: Int { Self.choiceCount(view) }
+    private var isFreeText: Bool {
+        if case .question(let question) = view.content { return question.isFreeText }
+        return false
     }
 
     // MARK: Keys
@@ -138,12 +134,14 @@ final class CancelFlowScreen: Screen {
                 .matching("type", "the customer's words") { TextFieldState.isEdit($0) ? .edit($0) : nil },
             ])
         }
-        let page = session.page
+        let view = self.view
+        let buttons = Self.buttons(for: view, device: device != nil)
         var map = KeyMap<Action>()
-        if choiceCount > 0 {
+        let choices = Self.choiceCount(view)
+        if choices > 0 {
             map.append(.upDown("choose", up: .up, down: .down))
-            map.append(.digits(count: choiceCount, "choose that one", { .choose($0) }))
-            map.append(.on(.character(" "), keys: "Space", "choose the highlighted one", .choose(highlighted)))
+            map.append(.digits(count: choices, "choose that one", { .choose($0) }))
+            map.append(.on(.character(" "), keys: "Space", "choose the highlighted one", .choose(ui.highlighted)))
             // Digits past the choices do nothing (they are not the app's either).
             map.append(.matching("", "") { $0.digit != nil ? .choose(-1) : nil })
         } else if !buttons.isEmpty {
@@ -153,21 +151,32 @@ final class CancelFlowScreen: Screen {
             map.append(.on(.enter, keys: "Enter", "continue / the focused button", .enter))
             map.append(.on(.tab, keys: "Tab", "through the buttons", .cycle(forward: true)))
             map.append(.on(.backTab, keys: "", "", .cycle(forward: false)))
-            if focusedButton != nil { map.append(.matching("\u{2190}\u{2192}", "along the buttons") { $0 == .left ? .moveAlongButtons(-1) : $0 == .right ? .moveAlongButtons(1) : nil }) }
+            if ui.focusedButton != nil {
+                map.append(.matching("\u{2190}\u{2192}", "along the buttons") { $0 == .left ? .moveAlongButtons(-1) : $0 == .right ? .moveAlongButtons(1) : nil })
+            }
         }
-        if page == .retention(.offer) {
-            if !session.isAwaitingSwitchPayment { map.append(.on(.character("y"), keys: "y", "accept the offer", .command(.acceptOffer))) }
+        var awaitingPayment = false
+        switch view.content {
+        case .offer:
+            map.append(.on(.character("y"), keys: "y", "accept the offer", .command(.acceptOffer)))
             map.append(.on(.character("n"), keys: "n", "decline the offer", .command(.declineOffer)))
+        case .switchOffer(let offer):
+            awaitingPayment = offer.isAwaitingPayment
+            if !awaitingPayment { map.append(.on(.character("y"), keys: "y", "accept the offer", .command(.acceptOffer))) }
+            map.append(.on(.character("n"), keys: "n", "decline the offer", .command(.declineOffer)))
+        default: break
         }
-        if device != nil, session.isAwaitingSwitchPayment {
+        if device != nil, awaitingPayment {
             map.append(.on(.character("p"), keys: "p", "simulate the customer paying the checkout (test mode)", .command(.simulatePayment)))
         }
-        if device != nil, session.appleSide?.isWaiting == true {
-            map.append(.on(.character("o"), keys: "o", "simulate Apple auto-renew off (test mode)", .command(.simulateAppleOff)))
+        if case .ending(let ending) = view.content, let side = ending.appleSide {
+            if device != nil, side.isWaiting {
+                map.append(.on(.character("o"), keys: "o", "simulate Apple auto-renew off (test mode)", .command(.simulateAppleOff)))
+            }
+            map.append(.on(.character("g"), keys: "g", "check Apple's side again", .command(.checkApple)))
         }
-        if session.appleSide != nil { map.append(.on(.character("g"), keys: "g", "check Apple's side again", .command(.checkApple))) }
-        if page == .retention(.pause) { map.append(.on(.character("n"), keys: "n", "no pause", .command(.declinePause))) }
-        if case .inFlow = session.phase, session.navigator?.canGoBack == true {
+        if case .pause = view.content { map.append(.on(.character("n"), keys: "n", "no pause", .command(.declinePause))) }
+        if view.progress != nil, view.canGoBack {
             map.append(.on(.escape, .backspace, keys: "Esc", "back a step", .command(.back)))
         }
         return map
@@ -222,12 +231,16 @@ final class CancelFlowScreen: Screen {
     private func choose(_ index: Int) {
         guard choiceCount > 0 else { return }
         stored.highlighted = min(max(0, index), choiceCount - 1)
-        if case .question? = session.page, let option = question?.options[stored.highlighted] { try? session.select(optionId: option.id) }
-        if session.page == .cancelConfirmation { stored.cancelNow = stored.highlighted == 1 }
+        switch view.content {
+        case .question(let question): try? session.select(optionId: question.options[stored.highlighted].id)
+        case .confirmation: stored.cancelNow = stored.highlighted == 1
+        default: break
+        }
     }
 
     private func run(_ command: Command, context: ScreenContext) -> Intent {
         let session = self.session
+        let view = self.view
         do {
             switch command {
             case .proceed: try session.proceed()
@@ -236,7 +249,7 @@ final class CancelFlowScreen: Screen {
             case .acceptOffer: return .run { try? await session.acceptOffer() }
             case .declineOffer: try session.declineOffer()
             case .pause:
-                guard let option = session.config?.pause?.orderedOptions[safe: ui.highlighted] else { return .none }
+                guard case .pause(let pause) = view.content, let option = pause.options[safe: ui.highlighted] else { return .none }
                 let now = context.serverNow
                 return .run { try? await session.choosePause(optionId: option.id, now: now) }
             case .declinePause: try session.declinePause()
@@ -249,7 +262,7 @@ final class CancelFlowScreen: Screen {
             case .reload: return .run { await session.load() }
             case .switchPaid: return .run { await session.confirmSwitchPayment() }
             case .simulatePayment:
-                guard let device, let checkout = session.switchAndSave?.checkout else { return .none }
+                guard let device, case .switchOffer(let offer) = view.content, let checkout = offer.checkout else { return .none }
                 return .run {
                     await device.completeCheckout(transactionId: checkout.transactionId, paid: true)
                     await session.confirmSwitchPayment()
@@ -271,9 +284,29 @@ final class CancelFlowScreen: Screen {
     // MARK: Rendering
 
     func render(into frame: inout Frame, area: Rect, context: RenderContext) {
-        let theme = context.theme
+        let view = session.view(now: context.model.serverNow)
+        let ui = Self.ui(for: view, stored: stored)
+        CancelFlowDrawing(
+            view: view, ui: ui, buttons: Self.buttons(for: view, device: device != nil).map(\.label),
+            isTyping: Self.isTyping(view, ui: ui), tick: context.tick, theme: context.theme
+        ).render(into: &frame, area: area)
+    }
+}
+
+/// A cancel-flow view drawn: the page from its values, the screen's focus and typing, and its
+/// buttons under it. What the screen shows, from values alone (tests draw hand-made views).
+@MainActor
+struct CancelFlowDrawing {
+    var view: CancelFlowView
+    var ui: CancelFlowPageUI
+    var buttons: [String]
+    var isTyping: Bool
+    var tick: Int
+    var theme: Theme
+
+    func render(into frame: inout Frame, area: Rect) {
         var column = Column(area)
-        switch session.phase {
+        switch view.content {
         case .loading:
             frame.render(LoadPhaseView(phase: .loading, loading: "Loading the cancel flow\u{2026}", canRetry: false, theme: theme), in: area)
             return
@@ -287,66 +320,31 @@ final class CancelFlowScreen: Screen {
             return
         case .failed(let message):
             FailedPage(message: message, theme: theme).render(in: &column, frame: &frame)
-        case .finished(let outcome):
-            outcomePage(outcome, theme: theme).render(in: &column, frame: &frame)
-        case .inFlow:
-            guard let navigator = session.navigator else { break }
-            FlowProgress(progress: navigator.progress, unavailableNote: session.unavailableNote, theme: theme).render(in: &column, frame: &frame)
-            page(context: context)?.render(in: &column, frame: &frame)
+        case .ending(let ending):
+            OutcomePage(ending: ending, theme: theme).render(in: &column, frame: &frame)
+        default:
+            if let progress = view.progress {
+                FlowProgress(progress: (progress.step, progress.total), unavailableNote: view.unavailableNote, theme: theme)
+                    .render(in: &column, frame: &frame)
+            }
+            page?.render(in: &column, frame: &frame)
         }
-        let buttons = self.buttons
         guard !buttons.isEmpty else { return }
-        frame.render(ButtonRow(buttons.enumerated().map { ($1.label, "button.\($0)") }, focused: focusedButton, theme: theme),
+        frame.render(ButtonRow(buttons.enumerated().map { ($1, "button.\($0)") }, focused: ui.focusedButton, theme: theme),
                      in: area.row(min(area.height - 1, column.y - area.y + 1)))
     }
 
-    /// The page on screen, built from the session and the screen's UI state.
-    private func page(context: RenderContext) -> (any FlowPage)? {
-        let theme = context.theme
-        switch session.page {
-        case .question?:
-            guard let question else { return nil }
-            var chosen: Int?
-            if case .option(let id)? = session.navigator?.selection { chosen = question.options.firstIndex { $0.id == id } }
-            return QuestionPage(question: question, chosen: chosen, ui: ui, isTyping: isTyping, theme: theme)
-        case .retention(.offer)?:
-            switch session.saveOffer {
-            case .switchAndSave(let terms)?:
-                return SwitchOfferPage(terms: terms, checkoutURL: session.isAwaitingSwitchPayment ? session.switchAndSave?.checkout?.checkoutUrl : nil,
-                                       appleMessage: session.appleMessage, tick: context.tick, theme: theme)
-            case .offerCode(let pool)?:
-                return OfferPage(title: pool.title, body: pool.body, coupon: nil, theme: theme)
-            case .coupon?, nil:
-                guard let offer = session.config?.offer else { return nil }
-                return OfferPage(title: offer.title, body: offer.body,
-                                 coupon: (session.currentPrice.map { Display.price($0, interval: session.billingInterval) },
-                                          session.offerPrice.map { Display.price($0, interval: session.billingInterval) }), theme: theme)
-            }
-        case .retention(.pause)?:
-            guard let pause = session.config?.pause else { return nil }
-            let now = context.model.serverNow
-            let options = pause.orderedOptions.map { option in
-                option.label + " \u{2014} resumes " + Display.date(session.resumeDatePreview(optionId: option.id, now: now))
-            }
-            return PausePage(title: pause.title, body: pause.body, options: options, ui: ui, theme: theme)
-        case .cancelConfirmation? where session.isAppStoreCancellation:
-            let steps: [String] = if case .appStore(let steps)? = session.plan?.cancellation { steps } else { [] }
-            return AppStoreConfirmationPage(productName: session.productName(session.productId), steps: steps, periodEnd: session.periodEnd, theme: theme)
-        case .cancelConfirmation?:
-            return ConfirmationPage(periodEnd: session.periodEnd, appleNote: session.plan?.appleNote, ui: ui, theme: theme)
-        case .finished?, nil:
-            return nil
+    /// The page of the flow on screen.
+    private var page: (any FlowPage)? {
+        switch view.content {
+        case .question(let question): QuestionPage(question: question, ui: ui, isTyping: isTyping, theme: theme)
+        case .offer(let offer): OfferPage(offer: offer, theme: theme)
+        case .switchOffer(let offer): SwitchOfferPage(offer: offer, tick: tick, theme: theme)
+        case .pause(let pause): PausePage(pause: pause, ui: ui, theme: theme)
+        case .confirmation(let confirmation): ConfirmationPage(confirmation: confirmation, ui: ui, theme: theme)
+        case .appStoreSteps(let steps): AppStoreConfirmationPage(steps: steps, theme: theme)
+        case .loading, .unavailable, .applying, .failed, .ending: nil
         }
-    }
-
-    private func outcomePage(_ outcome: CancelFlowSession.Outcome, theme: Theme) -> OutcomePage {
-        OutcomePage(
-            outcome: outcome, appleSide: session.appleSide,
-            appleCancellation: session.appleCancellation.map { Display.appStoreCancellation($0, productName: session.productName($0.productId)) },
-            appleMessage: session.appleMessage,
-            appleNote: session.plan?.billing == .both ? session.plan?.appleNote : nil,
-            isRecorded: session.submittedResponse != nil, theme: theme
-        )
     }
 }
 

@@ -4,15 +4,11 @@ import TerminalKit
 /// How the flow ended, and Apple's side of it: waiting for Apple (with the steps the customer
 /// still has to take), confirmed, or a switch to the web completed.
 struct OutcomePage: FlowPage {
-    var outcome: CancelFlowSession.Outcome
-    var appleSide: CancelFlowSession.AppleSide?
-    /// The App Store cancellation as read out ("Premium Monthly: cancelled, waiting for Apple…").
-    var appleCancellation: String?
-    var appleMessage: String?
-    /// Billed by both the web and the App Store: what happens to the App Store half.
-    var appleNote: String?
-    var isRecorded: Bool
+    var ending: CancelFlowView.Ending
     var theme: Theme
+
+    private var outcome: CancelFlowSession.Outcome { ending.outcome }
+    private var appleSide: AppleWait.Side? { ending.appleSide }
 
     /// The outcome's word (Apple's side says more when there is one), in the outcome's style.
     private var headline: (String, Style) {
@@ -45,8 +41,8 @@ struct OutcomePage: FlowPage {
         let (text, style) = headline
         column.place(Line(text, style: style.adding(.bold)), into: &frame)
         column.skip()
-        column.place(Paragraph(appleCancellation ?? outcome.message, style: theme[.text]), maxHeight: 3, into: &frame)
-        if let appleNote {
+        column.place(Paragraph(ending.appleCancellation ?? outcome.message, style: theme[.text]), maxHeight: 3, into: &frame)
+        if let appleNote = ending.appleNote {
             column.skip()
             column.place(Paragraph(appleNote, style: theme[.warning]), maxHeight: 2, into: &frame)
         }
@@ -62,7 +58,7 @@ struct OutcomePage: FlowPage {
         switch appleSide {
         case .switchWaiting?, .cancellationWaiting?:
             column.skip()
-            if let appleMessage { column.place(Paragraph(appleMessage, style: theme[.warning]), maxHeight: 2, into: &frame) }
+            if let appleMessage = ending.appleMessage { column.place(Paragraph(appleMessage, style: theme[.warning]), maxHeight: 2, into: &frame) }
             column.place(Paragraph("Waiting for Apple: it confirms once the customer has turned off renewal. Check again, or come back later: the customer screen keeps it.",
                                    style: theme[.muted]), maxHeight: 3, into: &frame)
         case .switchCompleted?:
@@ -72,6 +68,6 @@ struct OutcomePage: FlowPage {
         case .cancellationConfirmed?, nil: break
         }
         column.skip()
-        column.place(Line(isRecorded ? "The flow is recorded." : "", style: theme[.muted]), into: &frame)
+        column.place(Line(ending.isRecorded ? "The flow is recorded." : "", style: theme[.muted]), into: &frame)
     }
 }
