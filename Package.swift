@@ -1,5 +1,5 @@
 // swift-tools-version: 6.1
-// SaveDesk: the target graph follows ../shared/DESIGN.md. Each target imports only the targets
+// SaveDesk: the target graph follows docs/architecture.md. Each target imports only the targets
 // listed as its dependencies here; Tests/ArchitectureTests checks that the sources agree.
 import PackageDescription
 

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The layers of ../shared/DESIGN.md: each target may import only the project modules listed here.
+/// The layers of docs/architecture.md: each target may import only the project modules listed here.
 /// A new `import` across layers fails this test before it lands.
 @Suite("Layering")
 struct LayerImportTests {

@@ -1,7 +1,7 @@
 import Foundation
 
-// Mirror models of what the seed's iOS SDK decodes, written from
-// ../shared/reference/wire-protocol-sdk.md and nothing else: required keys are non-optional,
+// Mirror models of what the seed's iOS SDK decodes, written from the shapes its source declares
+// (docs/wire-protocol.md says what matters of them) and nothing else: required keys are non-optional,
 // integers are Int (a string or 4.99 fails), booleans are Bool (0/1 fail), closed enums are Swift
 // enums (any other string fails), lenient fields (`~`) are plain strings. Decoded with the SDK's
 // settings: convertFromSnakeCase and ISO-8601 dates without fractions (`SDKDecoder`).
