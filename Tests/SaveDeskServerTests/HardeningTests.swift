@@ -11,10 +11,6 @@ import Testing
 /// smaller things, each with its test.
 @Suite("Hardening")
 struct HardeningTests {
-    func envelope(_ body: String) throws -> Components.Schemas.ErrorBody {
-        try JSONDecoder().decode(Components.Schemas.ErrorBody.self, from: Data(body.utf8))
-    }
-
     // MARK: Secrets never reach a log
 
     @Test func aServerErrorsLogLineCarriesNoKey() async throws {

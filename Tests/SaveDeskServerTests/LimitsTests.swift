@@ -8,10 +8,6 @@ import Testing
 /// 5xx, a hang or a crash.
 @Suite("Limits")
 struct LimitsTests {
-    func envelope(_ body: String) throws -> Components.Schemas.ErrorBody {
-        try JSONDecoder().decode(Components.Schemas.ErrorBody.self, from: Data(body.utf8))
-    }
-
     @Test func integersOutsideTheSpecsRangeAre400NamingTheParameter() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }

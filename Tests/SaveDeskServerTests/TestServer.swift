@@ -158,6 +158,11 @@ func failure(_ output: Any) -> (status: Int, body: Components.Schemas.ErrorBody)
     return (status, body)
 }
 
+/// The error envelope of a raw answer's body.
+func envelope(_ body: String) throws -> Components.Schemas.ErrorBody {
+    try JSONDecoder().decode(Components.Schemas.ErrorBody.self, from: Data(body.utf8))
+}
+
 /// Asserts an operation failed with this status and code; returns the error body.
 @discardableResult
 func expectFailure(
