@@ -23,7 +23,7 @@ struct PlainHTTPTransport: ClientTransport {
     static let maximumResponseBytes = 16 << 20
     static let maximumHeaderBytes = 64 << 10
 
-    struct Failure: Error, CustomStringConvertible {
+    struct Failure: Error, Equatable, CustomStringConvertible {
         var description: String
     }
 
@@ -32,7 +32,7 @@ struct PlainHTTPTransport: ClientTransport {
         let port = baseURL.port ?? 80
         let requestBody: [UInt8] = if let body { try await [UInt8](collecting: body, upTo: Self.maximumResponseBytes) } else { [] }
         let message = Self.requestMessage(request, body: requestBody, baseURL: baseURL, host: host, port: baseURL.port)
-        let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(1, timeout.components.seconds)) * 1_000_000_000
+        let deadline = Clock.system.now() &+ Self.nanoseconds(timeout)
         let answer = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
             let started = Self.detachThread {
                 continuation.resume(with: Result { try Self.exchange(message, host: host, port: port, deadline: deadline) })
@@ -40,6 +40,12 @@ struct PlainHTTPTransport: ClientTransport {
             if !started { continuation.resume(throwing: Failure(description: "cannot start a thread for the call")) }
         }
         return try Self.response(from: answer, method: request.method)
+    }
+
+    /// A timeout in nanoseconds (at least a millisecond).
+    static func nanoseconds(_ timeout: Duration) -> UInt64 {
+        let (seconds, attoseconds) = timeout.components
+        return max(1_000_000, UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(clamping: attoseconds / 1_000_000_000))
     }
 
     /// Runs `work` on a new detached thread (a plain pthread: Foundation's Thread brings its run
@@ -78,13 +84,19 @@ struct PlainHTTPTransport: ClientTransport {
         return Array(head.utf8) + body
     }
 
-    /// Connects, sends `message` and reads the whole answer, all before `deadline`.
-    static func exchange(_ message: [UInt8], host: String, port: Int, deadline: UInt64) throws -> [UInt8] {
-        let socket = try connect(host: host, port: port, deadline: deadline)
+    /// The clock a deadline is read on (uptime nanoseconds); tests give their own.
+    struct Clock: Sendable {
+        var now: @Sendable () -> UInt64
+        static let system = Clock { DispatchTime.now().uptimeNanoseconds }
+    }
+
+    /// Connects, sends `message` and reads the whole answer, all before `deadline` on `clock`.
+    static func exchange(_ message: [UInt8], host: String, port: Int, deadline: UInt64, clock: Clock = .system) throws -> [UInt8] {
+        let socket = try connect(host: host, port: port, deadline: deadline, clock: clock)
         defer { close(socket) }
         var sent = 0
         while sent < message.count {
-            try wait(socket, for: Int16(POLLOUT), deadline: deadline)
+            try wait(socket, for: Int16(POLLOUT), deadline: deadline, clock: clock)
             let count = message[sent...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if count < 0 {
                 if errno == EAGAIN || errno == EINTR { continue }
@@ -95,7 +107,7 @@ struct PlainHTTPTransport: ClientTransport {
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
         while !isComplete(answer) {
-            try wait(socket, for: Int16(POLLIN), deadline: deadline)
+            try wait(socket, for: Int16(POLLIN), deadline: deadline, clock: clock)
             let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
             if count < 0 {
                 if errno == EAGAIN || errno == EINTR { continue }
@@ -108,7 +120,7 @@ struct PlainHTTPTransport: ClientTransport {
         return answer
     }
 
-    private static func connect(host: String, port: Int, deadline: UInt64) throws -> Int32 {
+    private static func connect(host: String, port: Int, deadline: UInt64, clock: Clock) throws -> Int32 {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -127,7 +139,7 @@ struct PlainHTTPTransport: ClientTransport {
             if Glibc.connect(socket, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 { return socket }
             if errno == EINPROGRESS {
                 do {
-                    try wait(socket, for: Int16(POLLOUT), deadline: deadline)
+                    try wait(socket, for: Int16(POLLOUT), deadline: deadline, clock: clock)
                     var error: Int32 = 0
                     var length = socklen_t(MemoryLayout<Int32>.size)
                     getsockopt(socket, SOL_SOCKET, SO_ERROR, &error, &length)
@@ -145,9 +157,9 @@ struct PlainHTTPTransport: ClientTransport {
     }
 
     /// Waits until the socket is ready for `events`, or throws when the deadline passes.
-    private static func wait(_ socket: Int32, for events: Int16, deadline: UInt64) throws {
+    private static func wait(_ socket: Int32, for events: Int16, deadline: UInt64, clock: Clock) throws {
         while true {
-            let now = DispatchTime.now().uptimeNanoseconds
+            let now = clock.now()
             guard now < deadline else { throw Failure(description: "timed out") }
             var descriptor = pollfd(fd: socket, events: events, revents: 0)
             let ready = poll(&descriptor, 1, Int32(min(Int64((deadline - now) / 1_000_000) + 1, Int64(Int32.max))))

@@ -32,6 +32,8 @@ struct StoreLocationTests {
         await #expect(throws: SaveDeskError.self) {
             _ = try await Store.open(path: "postgres://savedesk@127.0.0.1:1/nothing", logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         }
-        #expect(ContinuousClock.now - started < PostgresEngine.startTimeout + .seconds(5))
+        // Refused at once (nothing listens on port 1); the bound only says it never waits for
+        // ever: far above the start timeout, far below a hang.
+        #expect(ContinuousClock.now - started < PostgresEngine.startTimeout * 3)
     }
 }
