@@ -6,10 +6,13 @@ import SaveDeskAPI
 /// publishable one, and refuses live keys on the clock and the simulators.
 extension SaveDeskClient {
     /// Customers by id, email or name, one page at a time (pages start at 1).
-    public func searchCustomers(query: String? = nil, page: Int = 1, perPage: Int = 20) async throws(SaveDeskClientError) -> Wire.CustomerPage {
+    public func searchCustomers(
+        query: String? = nil, page: Int = 1, perPage: Int = 20, kind: Wire.CustomerKind? = nil
+    ) async throws(SaveDeskClientError) -> Wire.CustomerPage {
         let query = query?.trimmedOfWhitespace
+        let kind = kind.flatMap { Operations.SearchCustomers.Input.Query.KindPayload(rawValue: $0.rawValue) }
         return try await send(retry: true, {
-            try await api.searchCustomers(query: .init(query: query?.isEmpty == false ? query : nil, page: page, perPage: perPage))
+            try await api.searchCustomers(query: .init(query: query?.isEmpty == false ? query : nil, page: page, perPage: perPage, kind: kind))
         }) { try $0.ok.body.json }
     }
 

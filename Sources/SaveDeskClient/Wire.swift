@@ -8,6 +8,8 @@ import SaveDeskAPI
 public enum Wire {
     public typealias CustomerPage = Components.Schemas.CustomerPage
     public typealias CustomerSummary = Components.Schemas.CustomerSummary
+    /// A demo walk-through (`story`), any other `customer`, or `generated` demo history.
+    public typealias CustomerKind = Components.Schemas.CustomerSummary.KindPayload
     public typealias CustomerDetail = Components.Schemas.CustomerDetail
     public typealias CustomerProfile = Components.Schemas.CustomerProfile
     public typealias Subscription = Components.Schemas.Subscription

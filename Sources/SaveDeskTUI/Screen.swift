@@ -48,6 +48,9 @@ extension Screen {
     }
 
     var help: [KeyHelp] { keyMap.help }
+
+    /// Whether the screen takes the key (before the app's own keys).
+    func takes(_ key: KeyEvent) -> Bool { keyMap.action(for: key) != nil }
 }
 
 /// What every screen renders with.

@@ -222,12 +222,16 @@ public final class TUIApp {
             let box = widget.rect(in: body)
             if toast.canRetry { frame.hit(box, "toast.retry") }
         }
-        if showingHelp { Chrome.help(screen.help, shared: sharedHelp, in: body, theme: theme, into: &frame) }
+        if showingHelp {
+            Chrome.help(screen.help, shared: sharedHelp(after: screen), in: body, theme: theme, into: &frame)
+        }
         if confirmingQuit { Chrome.confirmQuit(theme: theme, into: &frame) }
         lastFrame = frame
         return frame
     }
 
-    /// The keys every screen shares, for the help overlay.
-    var sharedHelp: [KeyHelp] { AppKeys.first.help + AppKeys.then(isTestMode: model.isTestMode).help }
+    /// The keys every screen shares, for the help overlay: those that reach the app past `screen` (a key the screen takes is listed once, as its).
+    func sharedHelp(after screen: any Screen) -> [KeyHelp] {
+        AppKeys.first.help + AppKeys.then(isTestMode: model.isTestMode).help(notTakenBy: { screen.takes($0) })
+    }
 }

@@ -1,9 +1,12 @@
 import Foundation
 import Observation
+import RetentionDomain
 import SaveDeskClient
 
 /// Customer search as you type: each change of the query waits `debounce` before asking the
-/// server, and only the newest answer is shown. Paged, with empty and error states.
+/// server, and only the newest answer is shown. Paged, with empty and error states. The whole
+/// listing shows the demo's walk-through stories first and its generated history last; a filter
+/// shows one kind alone.
 @MainActor @Observable
 public final class CustomerDirectory {
     public private(set) var query = ""
@@ -14,6 +17,8 @@ public final class CustomerDirectory {
     public private(set) var page = 1
     public private(set) var total = 0
     public private(set) var selectedIndex = 0
+    /// Only customers of this kind (nil: all).
+    public private(set) var filter: Wire.CustomerKind?
     public let perPage: Int
 
     @ObservationIgnored let calls: any CustomerSearchCalls
@@ -66,6 +71,20 @@ public final class CustomerDirectory {
         await load(page: page - 1, ticket: generation)
     }
 
+    /// The next filter: all → the demo's stories → the generated history → all.
+    public func cycleFilter() async {
+        filter = switch filter {
+        case nil: .story
+        case .story?: .generated
+        default: nil
+        }
+        generation += 1
+        await load(page: 1, ticket: generation)
+    }
+
+    /// The listing as the agent first sees it: no text searched, every kind.
+    public var isWholeListing: Bool { query.trimmedOfWhitespace.isEmpty && filter == nil }
+
     public func moveSelection(by delta: Int) {
         guard !customers.isEmpty else { return }
         selectedIndex = min(max(0, selectedIndex + delta), customers.count - 1)
@@ -79,20 +98,31 @@ public final class CustomerDirectory {
         if phase != .loading { phase = .loading }
         let query = self.query
         do {
-            let result = try await calls.searchCustomers(query: query, page: page, perPage: perPage)
+            let result = try await calls.searchCustomers(query: query, page: page, perPage: perPage, kind: filter)
             guard ticket == generation else { return }  // a newer search is on its way
             customers = result.customers
             self.page = result.page
             total = result.total
             selectedIndex = 0
             let trimmed = query.trimmedOfWhitespace
+            let ofKind = filter.map { " among the \(Self.name($0))" } ?? ""
             emptyMessage = result.customers.isEmpty
-                ? (trimmed.isEmpty ? "There are no customers yet." : "No customer matches \u{201C}\(trimmed)\u{201D}.")
+                ? (trimmed.isEmpty ? (filter == nil ? "There are no customers yet." : "There are none\(ofKind).")
+                    : "No customer matches \u{201C}\(trimmed)\u{201D}\(ofKind).")
                 : nil
             phase = .loaded
         } catch {
             guard ticket == generation else { return }
             phase = .failed(error.message)
+        }
+    }
+
+    /// What a filter shows, in words: "demo stories", "generated customers", "other customers".
+    public static func name(_ kind: Wire.CustomerKind) -> String {
+        switch kind {
+        case .story: "demo stories"
+        case .generated: "generated customers"
+        case .customer: "other customers"
         }
     }
 }

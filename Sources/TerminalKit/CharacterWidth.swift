@@ -90,6 +90,25 @@ public enum CharacterWidth {
         return prefix(text, fitting: columns - 1).text + "\u{2026}"
     }
 
+    /// `text` cut to `columns` by taking out its middle ("cus_hi…0042"), so texts that differ at the
+    /// end (ids of one prefix) stay apart; as it was when it fits.
+    public static func cutMiddle(_ text: String, to columns: Int) -> String {
+        guard columns > 0 else { return "" }
+        if of(text) <= columns { return text }
+        guard columns > 2 else { return truncate(text, to: columns) }
+        let tailWidth = (columns - 1) / 2
+        let head = prefix(text, fitting: columns - 1 - tailWidth).text
+        var tail = ""
+        var width = 0
+        for character in text.reversed() {
+            let w = of(character)
+            if width + w > tailWidth { break }
+            width += w
+            tail.insert(character, at: tail.startIndex)
+        }
+        return head + "\u{2026}" + tail
+    }
+
     /// `text` cut or padded with spaces to exactly `columns`.
     public static func pad(_ text: String, to columns: Int) -> String {
         let cut = truncate(text, to: columns)

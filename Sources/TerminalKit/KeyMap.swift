@@ -19,6 +19,8 @@ public struct KeyMap<Action> {
         /// What they do; empty: not listed in the help (an alias of a listed binding).
         public var help: String
         let action: (KeyEvent) -> Action?
+        /// The keys themselves, when the binding lists them (`on`).
+        var events: [KeyEvent] = []
 
         /// Any key the closure gives an action for (typing into a field, a key with a payload).
         public init(_ keys: String, _ help: String, matching action: @escaping (KeyEvent) -> Action?) {
@@ -34,7 +36,9 @@ public struct KeyMap<Action> {
 
         /// These keys, one action.
         public static func on(_ events: KeyEvent..., keys: String, _ help: String, _ action: Action) -> Binding {
-            Binding(keys, help) { events.contains($0) ? action : nil }
+            var binding = Binding(keys, help) { events.contains($0) ? action : nil }
+            binding.events = events
+            return binding
         }
 
         /// ↑ and ↓ (and k and j, as in vi).
@@ -69,6 +73,13 @@ public struct KeyMap<Action> {
 
     /// What the help overlay lists: each listed binding, in order.
     public var help: [KeyHelp] { bindings.filter { !$0.help.isEmpty }.map { KeyHelp($0.keys, $0.help) } }
+
+    /// The help of the bindings whose keys are not all taken first by `taken` (the screen's keys
+    /// come before the app's: an app key the screen takes never reaches the app, so the help does
+    /// not list it twice).
+    public func help(notTakenBy taken: (KeyEvent) -> Bool) -> [KeyHelp] {
+        bindings.filter { !$0.help.isEmpty && ($0.events.isEmpty || !$0.events.allSatisfy(taken)) }.map { KeyHelp($0.keys, $0.help) }
+    }
 
     public mutating func append(_ binding: Binding) { bindings.append(binding) }
 

@@ -190,11 +190,13 @@ struct CancelFlowRollupTests {
                 try await db.raw("DROP TABLE cancel_flow_unrolled").run()
                 try await db.raw("DROP INDEX cancel_flow_answers_response").run()
                 // (and none of the later migrations either)
-                for index in ["idempotency_records_mode", "portal_sessions_mode", "checkout_transactions_mode"] {
+                for index in ["idempotency_records_mode", "portal_sessions_mode", "checkout_transactions_mode", "customers_ranked_listing", "customers_kind"] {
                     try await db.raw("DROP INDEX \(unsafeRaw: index)").run()
                 }
-                try await db.raw("ALTER TABLE idempotency_records DROP COLUMN livemode").run()
-                try await db.raw("ALTER TABLE portal_sessions DROP COLUMN livemode").run()
+                for (table, column) in [("idempotency_records", "livemode"), ("portal_sessions", "livemode"), ("customers", "kind"),
+                                        ("customers", "story"), ("customers", "list_rank")] {
+                    try await db.raw("ALTER TABLE \(unsafeRaw: table) DROP COLUMN \(unsafeRaw: column)").run()
+                }
                 try await db.delete(from: "schema_migrations").where("version", .greaterThanOrEqual, 6).run()
             }
         }

@@ -20,12 +20,16 @@ struct Harness {
 
     /// `timeout`: how long the console waits for an answer (short where the server is meant to go).
     /// `startApp` false leaves starting the console to whoever runs it (a `TUIRunner`).
-    static func start(theme: Theme = .builtInDefault, timeout: Duration = .seconds(10), startApp: Bool = true) async throws -> Harness {
+    /// `history`: the demo's generated history too (as `savedesk demo` adds it).
+    static func start(
+        theme: Theme = .builtInDefault, timeout: Duration = .seconds(10), startApp: Bool = true, history: Bool = false
+    ) async throws -> Harness {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-tui-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = try ConfigReader.load(file: try #require(DemoSeed.demoConfigPath))
         let database = directory.appendingPathComponent("savedesk.sqlite").path
         _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: database, now: now)
+        if history { _ = try await DemoHistory.apply(config: config, databasePath: database, now: now) }
         let running = try await SaveDeskBackend.start(
             config: config, databasePath: database, clock: ManualClock(now), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         )

@@ -31,7 +31,7 @@ struct InputAndThemeTests {
         let h = try await Harness.start(timeout: .seconds(2))
         await h.stop()
         await h.press(.character("a"))
-        #expect(h.text().contains("could not be reached") && h.text().contains("[ Retry ]"), "\(h.text())")
+        #expect(h.text().contains("could not be reached") && h.text().contains("[\u{25B8}Retry\u{25C2}]"), "\(h.text())")
         #expect(h.frame().hits.contains { $0.id == "retry" })
         let analytics = AnalyticsScreen(report: h.app.model.makeFunnelReport())
         let timeline = TimelineScreen(overview: h.app.model.makeOverview(customerId: "cus_ava"))

@@ -17,6 +17,27 @@ struct ScreenSnapshotTests {
         #expect(h.text().contains("No customer matches \u{201C}zzz\u{201D}."))
     }
 
+    /// With the demo's history: its stories first, the generated customers after them, the list's
+    /// position on its own cells (no row's text under it), the ids whole or cut in the middle.
+    @Test func homeWithTheGeneratedHistory() async throws {
+        let h = try await Harness.start(history: true)
+        defer { Task { await h.stop() } }
+        try Snapshot.check(h, "home-with-history")
+        let lines = h.text().split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines[3].contains("Ava Thompson") && lines[3].contains("Try: "))
+        #expect(lines.contains { $0.contains("Diego Ramírez") })
+        // The last row of the list keeps its own text and the position ends it.
+        let last = String(lines[lines.count - 3])
+        #expect(last.hasSuffix("1\u{2013}19 of 20") || last.hasSuffix("1\u{2013}19 of 20 "), "\(last)")
+        #expect(last.contains("cus_hist_") && last.contains("\u{2026} 1\u{2013}19"), "\(last)")
+        // Only the generated history, each id whole.
+        await h.press(.down, .character("f"), .character("f"))
+        try Snapshot.check(h, "home-generated-history")
+        let ids = h.text().split(separator: "\n").compactMap { $0.split(separator: " ").first { $0.hasPrefix("cus_hist_") } }
+        #expect(ids.count >= 15 && Set(ids).count == ids.count && ids.allSatisfy { !$0.contains("\u{2026}") }, "\(ids)")
+        #expect(h.text().contains("202 generated customers \u{00B7} page 1 of 11"))
+    }
+
     @Test func customerOverviews() async throws {
         let h = try await Harness.start()
         defer { Task { await h.stop() } }

@@ -111,6 +111,53 @@ struct TmuxEndToEndTests {
         }
     }
 
+    /// What a new user sees first, at 80×24: the walk-through customers with what to try (Diego
+    /// among them), the generated history behind a filter with its position marker in cells of its
+    /// own, and on a page of buttons the one Enter presses is marked in the text itself.
+    @Test func theFirstScreenNamesDiegoAndShowsWhatEnterPresses() async throws {
+        let terminal = try Terminal()
+        defer { Task { await terminal.stop() } }
+        try await terminal.start()
+        try await terminal.waitFor(" customers \u{00B7} page 1 of")
+        try await terminal.waitFor("Diego Ram\u{00ED}rez")
+        let first = try await terminal.screen()
+        #expect(first.contains("Try: the App Store cancel flow"), "\(first)")
+        let rows = first.split(separator: "\n")
+        let lastStory = try #require(rows.lastIndex { $0.contains("Try: ") }), firstHistory = rows.firstIndex { $0.contains("cus_hist_") }
+        #expect(rows.filter { $0.contains("Try: ") }.count == 16 && firstHistory.map { $0 > lastStory } != false,
+                "the sixteen stories come first, the generated history after them:\n\(first)")
+        // The list, then the filter: all → the stories → the generated history.
+        try await terminal.keys("Down", "f")
+        try await terminal.waitFor("16 demo stories")
+        try await terminal.keys("f")
+        try await terminal.waitFor("generated customers \u{00B7} page 1 of")
+        let history = try await terminal.screen()
+        let marked = history.split(separator: "\n").filter { $0.contains(/\d+\u{2013}\d+ of \d+\s*$/) }
+        #expect(marked.count == 1, "one position marker:\n\(history)")
+        #expect(marked.allSatisfy { $0.contains(/\ \d+\u{2013}\d+ of \d+\s*$/) }, "the marker overwrites no text: \(marked)")
+        let ids = history.matches(of: /cus_hist_\d{4}/).map { String($0.output) }
+        #expect(ids.count > 10 && Set(ids).count == ids.count, "ids shown whole and distinct: \(ids)")
+        // Back to everyone, and into Ava's save offer: Enter's button is marked before any arrow.
+        try await terminal.keys("f", "Tab")
+        try await terminal.type("ava")
+        try await terminal.waitFor("1 customer ")
+        try await terminal.keys("Enter")
+        try await terminal.waitFor("1 Cancel flow (Premium Monthly)")
+        try await terminal.keys("c")
+        try await terminal.waitFor("What's the main reason")
+        try await terminal.keys("1", "Enter")
+        try await terminal.waitFor("[\u{25B8}Stay & save 40%\u{25C2}]  [ No thanks ]")
+        try await terminal.keys("Tab")
+        try await terminal.waitFor("[ Stay & save 40% ]  [\u{25B8}No thanks\u{25C2}]")
+        try await terminal.keys("?")
+        try await terminal.waitFor("\u{2500} Keys \u{2500}")
+        let help = try await terminal.screen()
+        let escapes = help.split(separator: "\n").filter { $0.contains(/(^|\s)Esc\s/) }
+        #expect(escapes.count == 1, "Esc is listed once:\n\(help)")
+        try await terminal.keys("C-c")
+        try await terminal.waitFor("EXIT=130")
+    }
+
     @Test func aFullCancelFlowAnswersDeclinesTheOfferAndPausesOneMonth() async throws {
         let terminal = try Terminal()
         defer { Task { await terminal.stop() } }

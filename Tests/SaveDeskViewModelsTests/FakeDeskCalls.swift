@@ -19,10 +19,12 @@ final class FakeDeskCalls: CustomerSearchCalls, FunnelCalls {
     let state = Mutex(State())
     let customers: [Wire.CustomerSummary]
 
-    init(names: [String]) {
+    /// `kinds`: the kind of each name (by default, every one a customer).
+    init(names: [String], kinds: [Wire.CustomerKind] = []) {
         customers = names.enumerated().map { index, name in
             Wire.CustomerSummary(id: "cus_\(index)", name: name, email: "\(name.lowercased())@example.com",
-                                 createdAt: Date(timeIntervalSince1970: 1_700_000_000), summary: "Premium Monthly")
+                                 createdAt: Date(timeIntervalSince1970: 1_700_000_000), summary: "Premium Monthly",
+                                 kind: index < kinds.count ? kinds[index] : .customer)
         }
     }
 
@@ -35,7 +37,7 @@ final class FakeDeskCalls: CustomerSearchCalls, FunnelCalls {
         if state.withLock({ $0.down }) { throw .fakeUnreachable }
     }
 
-    func searchCustomers(query: String?, page: Int, perPage: Int) async throws(SaveDeskClientError) -> Wire.CustomerPage {
+    func searchCustomers(query: String?, page: Int, perPage: Int, kind: Wire.CustomerKind?) async throws(SaveDeskClientError) -> Wire.CustomerPage {
         let text = (query ?? "").lowercased()
         let delay = state.withLock { state -> Duration? in
             state.searches.append(text)
@@ -43,7 +45,8 @@ final class FakeDeskCalls: CustomerSearchCalls, FunnelCalls {
         }
         if let delay { try? await Task.sleep(for: delay) }
         try checkUp()
-        let matches = text.isEmpty ? customers : customers.filter { $0.name.lowercased().contains(text) || $0.id == text }
+        let matches = (text.isEmpty ? customers : customers.filter { $0.name.lowercased().contains(text) || $0.id == text })
+            .filter { kind == nil || $0.kind == kind }
         let start = min(matches.count, (page - 1) * perPage)
         return Wire.CustomerPage(customers: Array(matches[start..<min(matches.count, start + perPage)]), page: page, perPage: perPage,
                                  total: matches.count)

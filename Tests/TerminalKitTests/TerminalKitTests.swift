@@ -151,3 +151,23 @@ struct TerminalKitTests {
         #expect(backend.styleSnapshot == ".aa...\n......\n\nstyles:\n. = fg default bg default\na = fg 2 bg default bold")
     }
 }
+
+@Suite("Cutting text")
+struct CuttingTextTests {
+    @Test func idsAreCutInTheMiddleSoTheyStayApart() {
+        #expect(CharacterWidth.cutMiddle("cus_hist_0042", to: 20) == "cus_hist_0042")
+        #expect(CharacterWidth.cutMiddle("cus_hist_0042", to: 9) == "cus_\u{2026}0042")
+        #expect(CharacterWidth.cutMiddle("cus_hist_0042", to: 9) != CharacterWidth.cutMiddle("cus_hist_0043", to: 9))
+        #expect(CharacterWidth.of(CharacterWidth.cutMiddle("日本語のお客様のID", to: 9)) <= 9)
+        #expect(CharacterWidth.cutMiddle("abc", to: 2) == "a\u{2026}" && CharacterWidth.cutMiddle("abc", to: 0) == "")
+    }
+
+    @Test func aListsPositionHasItsOwnCells() {
+        var frame = Frame(width: 30, height: 3)
+        let items = (1...5).map { ListView.Item("row number \($0) with a long text") }
+        ListView(items, selected: 0, theme: .builtInDefault, hitPrefix: "r.").render(in: Rect(x: 0, y: 0, width: 30, height: 3), frame: &frame)
+        let last = frame.buffer.lines[2]
+        #expect(last.hasSuffix("1\u{2013}3 of 5"), "\(last)")
+        #expect(last.contains("row number 3") && last.contains("\u{2026} 1\u{2013}3"), "\(last)")
+    }
+}

@@ -92,7 +92,8 @@ struct APIHandlers: APIProtocol {
 
     func searchCustomers(_ input: Operations.SearchCustomers.Input) async throws -> Operations.SearchCustomers.Output {
         let scope = try RequestScope.ofRequest()
-        let page = try await desk.search(query: input.query.query, page: input.query.page ?? 1, perPage: input.query.perPage ?? 20, scope: scope)
+        let kind = input.query.kind.flatMap { CustomerRecord.Kind(rawValue: $0.rawValue) }
+        let page = try await desk.search(query: input.query.query, kind: kind, page: input.query.page ?? 1, perPage: input.query.perPage ?? 20, scope: scope)
         return .ok(.init(body: .json(page)))
     }
 

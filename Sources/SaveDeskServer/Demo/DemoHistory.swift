@@ -153,7 +153,7 @@ public enum DemoHistory {
             let customer = CustomerRecord(
                 id: id, name: "\(first) \(last)", email: "\(first.lowercased()).\(last.lowercased()).\(number)@history.example",
                 country: rng.weighted([("US", 6), ("CA", 2), ("GB", 1), ("DE", 1)]), createdAt: time - Int64(60 + rng.below(500)) * day,
-                cardFailing: false, livemode: false
+                cardFailing: false, livemode: false, kind: .generated
             )
             batch.customers.append(customer)
             batch.audit.append(AuditRecord(

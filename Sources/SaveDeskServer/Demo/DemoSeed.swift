@@ -33,17 +33,19 @@ public enum DemoSeed {
         var ids = Set<String>()
         let customers = root.tables("customers").compactMap { node -> Customer? in
             node.allowOnly([
-                "id", "name", "email", "country", "joined_days_ago", "card_failing", "subscriptions", "history",
+                "id", "name", "story", "email", "country", "joined_days_ago", "card_failing", "subscriptions", "history",
                 "dismissed_switch_by", "dismissed_switch_days_ago", "livemode",
             ])
             guard let id = node.string("id"), let name = node.string("name"), let email = node.string("email") else { return nil }
             if !ids.insert(id).inserted { node.issues.add(node.child("id"), "duplicate customer id \"\(id)\"") }
+            // A customer with a story is one of the demo's walk-throughs: it lists first.
+            let story = node.string("story", required: false)
             let customer = CustomerRecord(
                 id: id, name: name, email: email, country: node.string("country", required: false),
                 createdAt: ago(node.int("joined_days_ago", required: false, in: 0...10_000) ?? 0) ?? nowSeconds,
                 cardFailing: node.bool("card_failing", default: false),
                 // Seeded customers are test data unless the seed says otherwise.
-                livemode: node.bool("livemode", default: false)
+                livemode: node.bool("livemode", default: false), kind: story == nil ? .customer : .story, story: story
             )
             let subscriptions = node.tables("subscriptions").enumerated().compactMap { index, sub -> SubscriptionRecord? in
                 sub.allowOnly([

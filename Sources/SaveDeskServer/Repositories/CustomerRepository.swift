@@ -9,9 +9,12 @@ protocol CustomerRepository: Sendable {
     func count(idPrefix: String) async throws -> Int
     /// The ids of every customer of a mode, in order.
     func ids(livemode: Bool) async throws -> [String]
-    /// A page of the customers of a mode matching `text` (lowercased, trimmed; empty: all), by
-    /// name, and how many match in all (nil past the last page).
-    func search(_ text: String, livemode: Bool, page: Int, perPage: Int) async throws -> (customers: [CustomerRecord], total: Int?)
+    /// A page of the customers of a mode (of one kind, when given) matching `text` (lowercased,
+    /// trimmed; empty: all), by name (all: the demo's stories first, the generated history last),
+    /// and how many match in all (nil past the last page).
+    func search(
+        _ text: String, kind: CustomerRecord.Kind?, livemode: Bool, page: Int, perPage: Int
+    ) async throws -> (customers: [CustomerRecord], total: Int?)
 }
 
 struct SQLCustomerRepository: CustomerRepository {
@@ -39,18 +42,26 @@ struct SQLCustomerRepository: CustomerRepository {
 
     /// Customers whose id is the text, or whose email or name contains it (three characters or
     /// more: the trigram index on PostgreSQL, the FTS5 trigram table on SQLite) or starts with it
-    /// (one or two), by name. One query for the page and its total; every part reads an index
-    /// (the per-mode count for an empty text).
-    func search(_ text: String, livemode: Bool, page: Int, perPage: Int) async throws -> (customers: [CustomerRecord], total: Int?) {
-        let window: SQLQueryString = " ORDER BY name, id LIMIT \(bind: perPage) OFFSET \(bind: (page - 1) * perPage)"
+    /// (one or two), by name; with no text, every customer by rank and name. One query for the
+    /// page and its total; every part reads an index (the per-mode count for an empty text).
+    func search(
+        _ text: String, kind customerKind: CustomerRecord.Kind?, livemode: Bool, page: Int, perPage: Int
+    ) async throws -> (customers: [CustomerRecord], total: Int?) {
+        // The whole listing ranks the demo's stories first and the generated history last.
+        var window: SQLQueryString = text.isEmpty ? " ORDER BY list_rank, name, id" : " ORDER BY name, id"
+        window += " LIMIT \(bind: perPage) OFFSET \(bind: (page - 1) * perPage)"
         var pageQuery: SQLQueryString
         if text.isEmpty {
-            let total: SQLQueryString = kind == .sqlite
+            // The ranked listing index serves the order and the kind; the count per mode is kept.
+            let ofKind: SQLQueryString = customerKind.map { " AND list_rank = \(bind: $0.listRank)" } ?? ""
+            var total: SQLQueryString = kind == .sqlite && customerKind == nil
                 ? "SELECT n FROM customer_counts WHERE livemode = \(bind: livemode)"
                 : "SELECT count(*) FROM customers WHERE livemode = \(bind: livemode)"
+            if customerKind != nil { total += ofKind }
             pageQuery = "SELECT *, ("
             pageQuery += total
             pageQuery += ") AS total FROM customers WHERE livemode = \(bind: livemode)"
+            pageQuery += ofKind
         } else {
             var matched: SQLQueryString = "SELECT * FROM customers WHERE livemode = \(bind: livemode) AND id = \(bind: text) UNION "
             if kind == .postgres {
@@ -70,7 +81,11 @@ struct SQLCustomerRepository: CustomerRepository {
             }
             pageQuery = "WITH matched AS MATERIALIZED ("
             pageQuery += matched
-            pageQuery += ") SELECT *, (SELECT count(*) FROM matched) AS total FROM matched"
+            pageQuery += ")"
+            // Of one kind: filtered after the match (a search matches few rows).
+            if let customerKind { pageQuery += ", found AS MATERIALIZED (SELECT * FROM matched WHERE kind = \(bind: customerKind.rawValue))" }
+            let found = customerKind == nil ? "matched" : "found"
+            pageQuery += " SELECT *, (SELECT count(*) FROM \(unsafeRaw: found)) AS total FROM \(unsafeRaw: found)"
         }
         pageQuery += window
         let rows = try await db.raw(pageQuery).all()

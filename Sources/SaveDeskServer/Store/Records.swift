@@ -3,6 +3,20 @@ import RetentionDomain
 
 /// Rows of the store. Times are Unix seconds; flags are Bool (INTEGER 0/1 in SQL).
 struct CustomerRecord: Codable, Hashable, Sendable {
+    /// What kind of customer a row is: a demo walk-through (with its story), any other customer,
+    /// or generated demo history. The listing shows them in that order.
+    enum Kind: String, Codable, Hashable, Sendable, CaseIterable {
+        case story, customer, generated
+
+        var listRank: Int {
+            switch self {
+            case .story: 0
+            case .customer: 1
+            case .generated: 2
+            }
+        }
+    }
+
     var id: String
     var name: String
     var email: String
@@ -11,11 +25,58 @@ struct CustomerRecord: Codable, Hashable, Sendable {
     var cardFailing: Bool
     /// Live data (true) or test data; a key sees only data of its own mode.
     var livemode: Bool = false
+    var kind: Kind = .customer
+    /// A demo story's one line: what to try with this customer.
+    var story: String?
 
     /// The column names, spelled out (see `SubscriptionRecord.CodingKeys`): a search page decodes
     /// its rows without converting keys.
     enum CodingKeys: String, CodingKey {
-        case id, name, email, country, createdAt = "created_at", cardFailing = "card_failing", livemode
+        case id, name, email, country, createdAt = "created_at", cardFailing = "card_failing", livemode, kind, story
+        case listRank = "list_rank"
+    }
+
+    init(
+        id: String, name: String, email: String, country: String?, createdAt: Int64, cardFailing: Bool, livemode: Bool = false,
+        kind: Kind = .customer, story: String? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.email = email
+        self.country = country
+        self.createdAt = createdAt
+        self.cardFailing = cardFailing
+        self.livemode = livemode
+        self.kind = kind
+        self.story = story
+    }
+
+    init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        id = try values.decode(String.self, forKey: .id)
+        name = try values.decode(String.self, forKey: .name)
+        email = try values.decode(String.self, forKey: .email)
+        country = try values.decodeIfPresent(String.self, forKey: .country)
+        createdAt = try values.decode(Int64.self, forKey: .createdAt)
+        cardFailing = try values.decode(Bool.self, forKey: .cardFailing)
+        livemode = try values.decode(Bool.self, forKey: .livemode)
+        kind = try values.decodeIfPresent(Kind.self, forKey: .kind) ?? .customer
+        story = try values.decodeIfPresent(String.self, forKey: .story)
+    }
+
+    /// Its row: the listing's rank goes with its kind.
+    func encode(to encoder: any Encoder) throws {
+        var values = encoder.container(keyedBy: CodingKeys.self)
+        try values.encode(id, forKey: .id)
+        try values.encode(name, forKey: .name)
+        try values.encode(email, forKey: .email)
+        try values.encode(country, forKey: .country)
+        try values.encode(createdAt, forKey: .createdAt)
+        try values.encode(cardFailing, forKey: .cardFailing)
+        try values.encode(livemode, forKey: .livemode)
+        try values.encode(kind, forKey: .kind)
+        try values.encode(story, forKey: .story)
+        try values.encode(kind.listRank, forKey: .listRank)
     }
 }
 

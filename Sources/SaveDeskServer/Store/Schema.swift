@@ -9,9 +9,20 @@ enum Schema {
         let flag = kind == .sqlite ? "INTEGER" : "BOOLEAN", no = kind == .sqlite ? "0" : "FALSE"
         return shared(flag: flag, no: no) + [
             (5, kind == .sqlite ? sqliteSearch : postgresSearch), (6, rollups(flag: flag)), (7, unrolled(flag: flag)),
-            (8, modes(flag: flag, no: no)),
+            (8, modes(flag: flag, no: no)), (9, kinds),
         ]
     }
+
+    /// What kind of customer a row is, and where it lists: the demo's walk-through stories first
+    /// (each with its one line to try), then everyone else, then the generated demo history.
+    private static let kinds: [String] = [
+        "ALTER TABLE customers ADD COLUMN kind TEXT NOT NULL DEFAULT 'customer'",
+        "ALTER TABLE customers ADD COLUMN story TEXT",
+        "ALTER TABLE customers ADD COLUMN list_rank INTEGER NOT NULL DEFAULT 1",
+        "UPDATE customers SET kind = 'generated', list_rank = 2 WHERE id LIKE 'cus\\_hist\\_%' ESCAPE '\\'",
+        "CREATE INDEX customers_ranked_listing ON customers (livemode, list_rank, name, id)",
+        "CREATE INDEX customers_kind ON customers (livemode, kind)",
+    ]
 
     /// Every row a background job removes says its mode, so a job of one mode never touches the
     /// other's: idempotency records (older ones are taken as test data: their key's mode was not

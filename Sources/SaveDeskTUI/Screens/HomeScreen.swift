@@ -1,7 +1,9 @@
 import SaveDeskViewModels
 import TerminalKit
 
-/// Customer search (home): type to search (debounced), arrows to choose, Enter to open.
+/// Customer search (home): type to search (debounced), arrows to choose, Enter to open. With no
+/// search the list starts with the demo's walk-through stories, each with what to try, and ends
+/// with the generated history; `f` shows one kind alone.
 @MainActor
 final class HomeScreen: Screen {
     let directory: CustomerDirectory
@@ -14,7 +16,7 @@ final class HomeScreen: Screen {
     var isTyping: Bool { searchFocused }
     enum Action {
         case edit(KeyEvent), leaveField(open: Bool), clearOrLeave, ignore
-        case move(Int), toField, open(Int?), nextPage, previousPage, typeFromList(Character), retry
+        case move(Int), toField, open(Int?), nextPage, previousPage, typeFromList(Character), retry, cycleFilter
     }
 
     var keyMap: KeyMap<Action> {
@@ -37,6 +39,7 @@ final class HomeScreen: Screen {
             .on(.tab, .backTab, keys: "Tab", "to the search", .toField),
             .on(.pageDown, .character("]"), keys: "PgDn ]", "next page", .nextPage),
             .on(.pageUp, .character("["), keys: "PgUp [", "previous page", .previousPage),
+            .on(.character("f"), keys: "f", "show all, the demo stories, or the generated history", .cycleFilter),
             // Typing anywhere searches, except the letters the app has a use for.
             .matching("type", "search") { key in
                 guard case .character(let c) = key, c.isLetter || c.isNumber, !AppKeys.isAppKey(key) else { return nil }
@@ -97,6 +100,7 @@ final class HomeScreen: Screen {
             field.insert(c)
             return search()
         case .retry: return appear()
+        case .cycleFilter: return .run { await self.directory.cycleFilter() }
         }
     }
 
@@ -125,12 +129,18 @@ final class HomeScreen: Screen {
             frame.render(LoadPhaseView(phase: directory.phase, loading: "Loading customers\u{2026}", canRetry: true, theme: theme), in: list)
         } else {
             let nameWidth = min(22, max(12, directory.customers.map { CharacterWidth.of($0.name) }.max() ?? 12))
+            // Ids whole when they fit, else cut in the middle: ids of one prefix differ at the end.
+            let idWidth = min(list.width >= 100 ? 20 : 14, max(9, directory.customers.map { CharacterWidth.of($0.id) }.max() ?? 9))
             let items = directory.customers.map { customer in
-                ListView.Item(CharacterWidth.pad(customer.name, to: nameWidth) + "  " + CharacterWidth.pad(customer.id, to: 11) + "  " + customer.summary)
+                let line = customer.story.map { "Try: " + $0 } ?? customer.summary
+                return ListView.Item(CharacterWidth.pad(customer.name, to: nameWidth) + "  "
+                    + CharacterWidth.pad(CharacterWidth.cutMiddle(customer.id, to: idWidth), to: idWidth) + "  " + line)
             }
             frame.render(ListView(items, selected: searchFocused ? nil : directory.selectedIndex, theme: theme, hitPrefix: "customer."), in: list)
         }
-        let pages = "\(directory.total) customer\(directory.total == 1 ? "" : "s") \u{00B7} page \(directory.page) of \(directory.pageCount)"
+        let shown = directory.filter.map { CustomerDirectory.name($0) } ?? "customer\(directory.total == 1 ? "" : "s")"
+        var pages = "\(directory.total) \(shown) \u{00B7} page \(directory.page) of \(directory.pageCount)"
+        if directory.filter != nil || directory.customers.contains(where: { $0.kind != .customer }) { pages += " \u{00B7} f: filter" }
         frame.buffer.put(pages, x: footer.x, y: footer.y, style: theme[.muted])
     }
 }

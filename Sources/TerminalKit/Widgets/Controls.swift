@@ -3,16 +3,19 @@ public struct Button: Widget {
     public var label: String
     public var id: String
     public var focused: Bool
+    /// Enter presses it: marked in its text (`[▸Label◂]`), so it shows without colour too.
+    public var marked: Bool
     public var theme: Theme
 
-    public init(_ label: String, id: String, focused: Bool, theme: Theme) {
+    public init(_ label: String, id: String, focused: Bool, marked: Bool? = nil, theme: Theme) {
         self.label = label
         self.id = id
         self.focused = focused
+        self.marked = marked ?? focused
         self.theme = theme
     }
 
-    private var text: String { "[ \(label) ]" }
+    private var text: String { marked ? "[\u{25B8}\(label)\u{25C2}]" : "[ \(label) ]" }
     public var width: Int { CharacterWidth.of(text) }
 
     public func render(in area: Rect, frame: inout Frame) {
@@ -22,22 +25,26 @@ public struct Button: Widget {
     }
 }
 
-/// Buttons in a row, two spaces apart; one may have the focus.
+/// Buttons in a row, two spaces apart; one may have the focus. The one Enter presses is marked
+/// (the focused one, else `enter`).
 public struct ButtonRow: Widget {
     public var buttons: [(label: String, id: String)]
     public var focused: Int?
+    /// What Enter presses when no button has the focus.
+    public var enter: Int?
     public var theme: Theme
 
-    public init(_ buttons: [(label: String, id: String)], focused: Int?, theme: Theme) {
+    public init(_ buttons: [(label: String, id: String)], focused: Int?, enter: Int? = nil, theme: Theme) {
         self.buttons = buttons
         self.focused = focused
+        self.enter = enter
         self.theme = theme
     }
 
     public func render(in area: Rect, frame: inout Frame) {
         var x = area.x
         for (index, button) in buttons.enumerated() {
-            let widget = Button(button.label, id: button.id, focused: index == focused, theme: theme)
+            let widget = Button(button.label, id: button.id, focused: index == focused, marked: index == (focused ?? enter), theme: theme)
             widget.render(in: Rect(x: x, y: area.y, width: widget.width, height: area.height), frame: &frame)
             x += widget.width + 2
         }

@@ -31,20 +31,24 @@ public struct ListView: Widget {
     public func height(width: Int) -> Int { items.count }
 
     /// The selected row is marked in its first column (in the marker style), so moving the
-    /// selection redraws two cells, not two rows.
+    /// selection redraws two cells, not two rows. When the list is longer than its area, the
+    /// position ("1–19 of 20") takes the end of the last row, and that row's text is cut before it.
     public func render(in rect: Rect, frame: inout Frame) {
         let start = Self.offset(selected: selected ?? 0, count: items.count, height: rect.height)
+        let position = items.count > rect.height && rect.width > 0
+            ? "\(start + 1)\u{2013}\(min(items.count, start + rect.height)) of \(items.count)" : nil
+        let positionWidth = position.map { CharacterWidth.of($0) + 1 } ?? 0
         for (row, index) in (start..<min(items.count, start + rect.height)).enumerated() {
             let line = rect.row(row)
             let isSelected = index == selected
+            let room = line.width - 1 - (line.y == rect.maxY - 1 ? positionWidth : 0)
             frame.buffer.put(isSelected ? "\u{25B8}" : " ", x: line.x, y: line.y, style: isSelected ? theme[.marker] : theme[.text])
             frame.render(Line(" " + items[index].text, style: items[index].style ?? theme[.text], truncates: true),
-                         in: Rect(x: line.x + 1, y: line.y, width: line.width - 1, height: 1))
+                         in: Rect(x: line.x + 1, y: line.y, width: max(0, room), height: 1))
             frame.hit(line, "\(hitPrefix)\(index)")
         }
-        if items.count > rect.height, rect.width > 0 {
-            let marker = "\(start + 1)–\(min(items.count, start + rect.height)) of \(items.count)"
-            frame.buffer.put(marker, x: rect.maxX - CharacterWidth.of(marker), y: rect.maxY - 1, style: theme[.muted])
+        if let position {
+            frame.buffer.put(position, x: rect.maxX - CharacterWidth.of(position), y: rect.maxY - 1, style: theme[.muted])
         }
     }
 }

@@ -27,7 +27,8 @@ final class CancelFlowScreen: Screen {
     private var view: CancelFlowView { session.view() }
 
     /// The UI state of the page on screen: on a new page, its first choice is focused (or the
-    /// answer given before, when coming back).
+    /// answer given before, when coming back); on a page of buttons only, its first button, so
+    /// Tab and the arrows move on from the one Enter presses.
     private var ui: CancelFlowPageUI { Self.ui(for: view, stored: stored) }
 
     static func ui(for view: CancelFlowView, stored: CancelFlowPageUI) -> CancelFlowPageUI {
@@ -38,7 +39,7 @@ final class CancelFlowScreen: Screen {
             if let index = question.chosenIndex { fresh.highlighted = index }
             if question.isFreeText, let text = question.freeText { fresh.field.set(text) }
         case .confirmation: fresh.highlighted = fresh.cancelNow ? 1 : 0
-        default: break
+        default: if choiceCount(view) == 0 { fresh.focusedButton = 0 }
         }
         return fresh
     }
@@ -330,7 +331,8 @@ struct CancelFlowDrawing {
             page?.render(in: &column, frame: &frame)
         }
         guard !buttons.isEmpty else { return }
-        frame.render(ButtonRow(buttons.enumerated().map { ($1, "button.\($0)") }, focused: ui.focusedButton, theme: theme),
+        // Enter presses the focused button, else the first: it is marked either way.
+        frame.render(ButtonRow(buttons.enumerated().map { ($1, "button.\($0)") }, focused: ui.focusedButton, enter: 0, theme: theme),
                      in: area.row(min(area.height - 1, column.y - area.y + 1)))
     }
 
