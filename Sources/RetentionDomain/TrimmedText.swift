@@ -14,3 +14,28 @@ extension StringProtocol {
         String(String.UnicodeScalarView(unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
     }
 }
+
+extension StringProtocol {
+    /// Each Unicode scalar that `replacement` gives text for, replaced by it; the others kept.
+    /// Scalar by scalar, not `Character` by `Character`: a quote followed by a combining mark or
+    /// an emoji modifier is one grapheme to `String`'s comparisons (so `replacingOccurrences(of:
+    /// "\"")` would miss it), but it is still a quote to an HTML parser, SQL or FTS5. Every escape
+    /// for another syntax goes through here.
+    public func replacingScalars(_ replacement: (Unicode.Scalar) -> String?) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in unicodeScalars {
+            if let text = replacement(scalar) { out.append(contentsOf: text.unicodeScalars) } else { out.append(scalar) }
+        }
+        return String(out)
+    }
+
+    /// The text as a LIKE pattern's literal part, with `\` as the escape character.
+    public var escapedForLike: String {
+        replacingScalars {
+            switch $0 {
+            case "\\", "%", "_": "\\" + String($0)
+            default: nil
+            }
+        }
+    }
+}

@@ -76,7 +76,10 @@ struct HardeningTests {
         #expect(try nul.status == 400 && envelope(nul.body).code == "invalid_character", "\(nul.body)")
         #expect(try envelope(nul.body).error.hasPrefix("query holds a NUL character"))
         // Quotes, operators, column filters and control characters are text to match, not syntax.
-        for query in ["\"", "a\"b", "\" OR name:*", "NEAR(ava", "ava*", "^ava", "a\u{1}b\tc", "\"\"\"ava"] {
+        // A quote joined to an emoji modifier or a combining mark is still a quote (the fuzz stage
+        // found `"🏻…` answered 500: an unterminated FTS5 string).
+        for query in ["\"", "a\"b", "\" OR name:*", "NEAR(ava", "ava*", "^ava", "a\u{1}b\tc", "\"\"\"ava", "\"\u{1F3FB}\u{B0}\u{A7}\u{9E}",
+                      "x\"\u{301}y", "%\u{301}ava", "_\u{301}"] {
             let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
             let reply = try await server.raw(.GET, "/v1/desk/customers?query=\(encoded)", key: TestServer.operatorKey)
             #expect(reply.status == 200, "\(query): \(reply.body)")
@@ -91,6 +94,13 @@ struct HardeningTests {
     @Test func aFullTextPhraseHoldsNoControlCharacterAndQuotesDoubled() {
         #expect(SQLCustomerRepository.phrase("a\u{0}b") == "\"ab\"")
         #expect(SQLCustomerRepository.phrase("say \"hi\" OR x") == "\"say \"\"hi\"\" OR x\"")
+        #expect(SQLCustomerRepository.phrase("\"\u{1F3FB}") == "\"\"\"\u{1F3FB}\"")
+    }
+
+    /// The portal's HTML escapes every quote and bracket, even one a combining mark joins (to the
+    /// browser it still ends the attribute).
+    @Test func thePortalEscapesAQuoteThatACombiningMarkJoins() {
+        #expect(PortalHTML.escape("a\"\u{301} onmouseover=x <b\u{301}>'") == "a&quot;\u{301} onmouseover=x &lt;b\u{301}&gt;&#39;")
     }
 
     // MARK: Cost before parse

@@ -1,4 +1,5 @@
 import Foundation
+import RetentionDomain
 
 /// The customer portal's plain server-rendered pages.
 enum PortalHTML {
@@ -11,9 +12,19 @@ enum PortalHTML {
         var canCancel: Bool
     }
 
+    /// Text for HTML content or a quoted attribute (scalar by scalar: a quote with a combining
+    /// mark after it is still a quote to the browser).
     static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        text.replacingScalars {
+            switch $0 {
+            case "&": "&amp;"
+            case "<": "&lt;"
+            case ">": "&gt;"
+            case "\"": "&quot;"
+            case "'": "&#39;"
+            default: nil
+            }
+        }
     }
 
     static func document(title: String, body: String) -> String {

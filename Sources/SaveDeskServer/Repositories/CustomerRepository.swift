@@ -29,8 +29,7 @@ struct SQLCustomerRepository: CustomerRepository {
     func insert(_ customer: CustomerRecord) async throws { try await db.insert(customer, into: "customers") }
 
     func count(idPrefix: String) async throws -> Int {
-        let escaped = idPrefix.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
-            .replacingOccurrences(of: "_", with: "\\_")
+        let escaped = idPrefix.escapedForLike
         return try await db.select().column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("customers")
             .where(SQLQueryString("id LIKE \(bind: escaped + "%") ESCAPE '\\'")).first()?.decode(column: "n", as: Int.self) ?? 0
     }
@@ -66,8 +65,7 @@ struct SQLCustomerRepository: CustomerRepository {
             var matched: SQLQueryString = "SELECT * FROM customers WHERE livemode = \(bind: livemode) AND id = \(bind: text) UNION "
             if kind == .postgres {
                 // Trigram indexes serve the substring, pattern indexes the prefix.
-                let escaped = text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
-                    .replacingOccurrences(of: "_", with: "\\_")
+                let escaped = text.escapedForLike
                 let pattern = (text.count >= 3 ? "%" : "") + escaped + "%"
                 matched += "SELECT * FROM customers WHERE livemode = \(bind: livemode)"
                 matched += " AND (lower(email) LIKE \(bind: pattern) ESCAPE '\\' OR lower(name) LIKE \(bind: pattern) ESCAPE '\\')"
@@ -93,11 +91,12 @@ struct SQLCustomerRepository: CustomerRepository {
         return (customers, try rows.first?.decode(column: "total", as: Int.self))
     }
 
-    /// `text` as one FTS5 phrase, bound as a value: its quotes doubled, so operators, column
+    /// `text` as one FTS5 phrase, bound as a value: its quotes doubled (every quote scalar, even
+    /// one a combining mark or an emoji modifier joins), so operators, column
     /// filters and `*` in it are only text; control characters dropped (FTS5 reads a NUL as the
     /// end of the query, and no name or email holds one).
     static func phrase(_ text: String) -> String {
         let clean = text.removingControlCharacters
-        return "\"" + clean.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        return "\"" + clean.replacingScalars { $0 == "\"" ? "\"\"" : nil } + "\""
     }
 }
