@@ -10,10 +10,12 @@ export SWIFT_BACKTRACE ?= interactive=no
 APT_PACKAGES := libncurses-dev pkg-config tmux libsqlite3-dev postgresql curl
 
 # A throwaway Python venv (inside .build, never committed) for the tests' Python peers: Apple's
-# App Store Server Library (interop of SaveDesk-signed data) and schemathesis (the fuzz stage).
-# Versions are pinned so a run can be repeated.
+# App Store Server Library (interop of SaveDesk-signed data), schemathesis (the fuzz stage) and
+# the Prometheus client's exposition parser (the metrics test). Versions are pinned so a run can
+# be repeated; the venv's stamp names the list, so a changed list installs again.
 VENV := .build/python
-PYTHON_PACKAGES := schemathesis==4.32.5 hypothesis==6.170.15 app-store-server-library==3.1.2
+PYTHON_PACKAGES := schemathesis==4.32.5 hypothesis==6.170.15 app-store-server-library==3.1.2 prometheus-client==0.26.0
+VENV_STAMP := $(VENV)/.installed-$(shell echo '$(PYTHON_PACKAGES)' | cksum | cut -d' ' -f1)
 # The bench's own throwaway venv: Textual, the TUI peer (Benchmarks/textual/customers.py).
 BENCH_VENV := .build/bench-python
 
@@ -46,9 +48,9 @@ build: deps
 POSTGRES_SUITES := SaveDeskServerTests|SaveDeskClientTests|SaveDeskCommandTests|SaveDeskViewModelsTests
 
 # The PostgreSQL pass alone.
-test-postgres: deps $(VENV)/.installed
+test-postgres: deps $(VENV_STAMP)
 	$(SWIFT) build --build-tests
-	SAVEDESK_APPLE_PYTHON=$(abspath $(VENV))/bin/python scripts/summarize-failures.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
+	SAVEDESK_TEST_PYTHON=$(abspath $(VENV))/bin/python scripts/summarize-failures.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
 
 # The backend on a throwaway PostgreSQL cluster, with the demo data (see scripts/postgres-demo.sh).
 postgres-demo: deps
@@ -60,27 +62,27 @@ demo: deps
 	$(SWIFT) build --product savedesk && $(SWIFT) build --product savedesk-server
 	$$($(SWIFT) build --show-bin-path)/savedesk demo
 
-$(VENV)/.installed:
-	python3 -m venv $(VENV)
+$(VENV_STAMP):
+	test -x $(VENV)/bin/pip || python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check $(PYTHON_PACKAGES)
 	touch $@
 
 # Every test on SQLite; the server, client, command and view-model suites again on PostgreSQL
 # (about 2.5 minutes); then the fuzz stage (schemathesis against a running server, every phase and
 # check, a new seed each run: about 2 minutes).
-test: deps $(VENV)/.installed
+test: deps $(VENV_STAMP)
 	$(SWIFT) build --build-tests
-	SAVEDESK_APPLE_PYTHON=$(abspath $(VENV))/bin/python scripts/summarize-failures.sh $(SWIFT) test --skip-build
-	SAVEDESK_APPLE_PYTHON=$(abspath $(VENV))/bin/python scripts/summarize-failures.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
+	SAVEDESK_TEST_PYTHON=$(abspath $(VENV))/bin/python scripts/summarize-failures.sh $(SWIFT) test --skip-build
+	SAVEDESK_TEST_PYTHON=$(abspath $(VENV))/bin/python scripts/summarize-failures.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
 	scripts/fuzz.sh $$($(SWIFT) build --show-bin-path)/savedesk $(VENV)/bin/schemathesis
 
 # The fuzz stage alone (FUZZ_SEED=N replays a run; the seed is printed).
-fuzz: deps $(VENV)/.installed
+fuzz: deps $(VENV_STAMP)
 	$(SWIFT) build --product savedesk && $(SWIFT) build --product savedesk-server
 	scripts/fuzz.sh $$($(SWIFT) build --show-bin-path)/savedesk $(VENV)/bin/schemathesis
 
 # The fuzz stage for 20 minutes (10 per key), generating until the time is spent.
-fuzz-long: deps $(VENV)/.installed
+fuzz-long: deps $(VENV_STAMP)
 	$(SWIFT) build --product savedesk && $(SWIFT) build --product savedesk-server
 	FUZZ_SECONDS=600 MIN_REQUESTS=0 scripts/fuzz.sh $$($(SWIFT) build --show-bin-path)/savedesk $(VENV)/bin/schemathesis
 

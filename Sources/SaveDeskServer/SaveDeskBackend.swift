@@ -5,6 +5,7 @@ import NIOCore
 import OpenAPIHummingbird
 import SaveDeskAPI
 import ServiceLifecycle
+import UnixSignals
 
 /// The SaveDesk backend: the IAP and Desk APIs (generated from openapi.yaml) and the customer
 /// portal, on Hummingbird, over one store (a SQLite file, or PostgreSQL for several instances).
@@ -23,16 +24,23 @@ public enum SaveDeskBackend {
         /// folder; on PostgreSQL, `savedesk-data` in the working directory. Instances on one
         /// database that verify each other's test App Store data share it.
         public var dataDirectory: String?
+        /// Overrides the config's drain delay (`--drain-delay`).
+        public var drainDelay: Duration?
+        /// Overrides the config's metrics listener (`--metrics-listen`).
+        public var metrics: ServerConfig.MetricsSettings?
 
         public init(
             testClock: Bool = false, purgeInterval: Duration = .seconds(600), readTimeout: Duration? = nil,
-            durability: Store.Durability = .full, dataDirectory: String? = nil
+            durability: Store.Durability = .full, dataDirectory: String? = nil, drainDelay: Duration? = nil,
+            metrics: ServerConfig.MetricsSettings? = nil
         ) {
             self.testClock = testClock
             self.purgeInterval = purgeInterval
             self.readTimeout = readTimeout
             self.durability = durability
             self.dataDirectory = dataDirectory
+            self.drainDelay = drainDelay
+            self.metrics = metrics
         }
     }
 
@@ -40,69 +48,67 @@ public enum SaveDeskBackend {
     public struct Running: Sendable {
         public let port: Int
         public let baseURL: String
+        /// The metrics listener's port, when it has one.
+        public let metricsPort: Int?
         let task: Task<Void, any Error>
         let group: ServiceGroup
         let store: Store
 
-        /// Stops accepting requests, finishes those in flight, and closes the database (the
-        /// app's services shut down in reverse order: the server, the purge job, the store).
+        /// Drains (readiness says not ready for the drain delay), stops accepting requests,
+        /// finishes those in flight, and closes the database (the app's services shut down in
+        /// reverse order: the server, the jobs, the store).
         public func stop() async {
             await group.triggerGracefulShutdown()
             _ = await task.result
         }
     }
 
-    /// Runs until SIGINT or SIGTERM, then shuts down gracefully (`savedesk serve`).
+    /// Runs until SIGINT or SIGTERM, then drains and shuts down gracefully (`savedesk serve`).
     public static func run(
         config: ServerConfig, databasePath: String, host: String, port: Int, clock: any ServerClock = SystemClock(),
         options: Options = Options(), logger: Logger
     ) async throws {
         let logger = RedactingLogHandler.wrap(logger)
-        let store = try await Store.open(path: databasePath, durability: options.durability, logger: logger)
-        let app: any ApplicationProtocol
-        do {
-            app = try await buildApplication(
-                config: config, store: store, clock: clock, options: options, host: host, port: port, logger: logger
-            ) { port in
-                logger.info("SaveDesk is listening", metadata: ["address": "http://\(host):\(port)"])
-            }
-        } catch {
-            await store.close()
-            throw error
+        let (group, _) = try await makeGroup(
+            config: config, databasePath: databasePath, host: host, port: port, clock: clock, options: options, signals: [.sigterm, .sigint],
+            logger: logger
+        ) { port in
+            logger.info("SaveDesk is listening", metadata: ["address": "http://\(host):\(port)"])
+        } onMetrics: { address in
+            logger.info("metrics are served", metadata: ["metrics_address": "http://\(address)/metrics"])
         }
-        // The store is the app's first service: it closes after the server has stopped.
-        try await app.runService()
+        try await group.run()
         logger.info("SaveDesk stopped")
     }
 
     /// Starts in the background on `host:port` (0 = an ephemeral port) and returns once bound. The
-    /// test clock is on unless `options` say otherwise (demos and tests).
+    /// test clock is on unless `options` say otherwise (demos and tests); no drain delay unless
+    /// `options` set one.
     public static func start(
         config: ServerConfig, databasePath: String, host: String = "127.0.0.1", port: Int = 0,
         clock: any ServerClock = SystemClock(), options: Options = Options(testClock: true),
         logger: Logger = Logger(label: "savedesk.server")
     ) async throws -> Running {
         let logger = RedactingLogHandler.wrap(logger)
-        let store = try await Store.open(path: databasePath, durability: options.durability, logger: logger)
+        var options = options
+        options.drainDelay = options.drainDelay ?? .zero
         let (bound, continuation) = AsyncStream<Int>.makeStream()
-        let app: any ApplicationProtocol
-        do {
-            app = try await buildApplication(
-                config: config, store: store, clock: clock, options: options, host: host, port: port, logger: logger
-            ) { port in
-                continuation.yield(port)
-                continuation.finish()
-            }
-        } catch {
-            await store.close()
-            throw error
+        let (metricsBound, metricsContinuation) = AsyncStream<Int>.makeStream()
+        let (group, store) = try await makeGroup(
+            config: config, databasePath: databasePath, host: host, port: port, clock: clock, options: options, signals: [], logger: logger
+        ) { port in
+            continuation.yield(port)
+            continuation.finish()
+        } onMetrics: { address in
+            metricsContinuation.yield(Int(address.split(separator: ":").last ?? "") ?? 0)
+            metricsContinuation.finish()
         }
-        let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
         let task = Task {
             do {
                 try await group.run()
             } catch {
                 continuation.finish()
+                metricsContinuation.finish()
                 throw error
             }
         }
@@ -112,7 +118,51 @@ public enum SaveDeskBackend {
             try await task.value
             throw SaveDeskError(status: 500, code: "not_started", "the server stopped before it was listening")
         }
-        return Running(port: boundPort, baseURL: "http://\(host):\(boundPort)", task: task, group: group, store: store)
+        var metricsPort: Int?
+        if options.metrics ?? config.metrics != nil {
+            var metricsIterator = metricsBound.makeAsyncIterator()
+            metricsPort = await metricsIterator.next()
+        }
+        return Running(port: boundPort, baseURL: "http://\(host):\(boundPort)", metricsPort: metricsPort, task: task, group: group, store: store)
+    }
+
+    /// The store opened, the app built on it, and the group that runs them: the app, then the
+    /// drain gate (shut down first: readiness turns, the drain delay passes, then the app stops).
+    /// A graceful shutdown that takes longer than the drain delay and the shutdown timeout is cut
+    /// short (the requests still in flight are cancelled).
+    static func makeGroup(
+        config: ServerConfig, databasePath: String, host: String, port: Int, clock: any ServerClock, options: Options,
+        signals: [UnixSignal], logger: Logger, onRunning: @escaping @Sendable (Int) async -> Void,
+        onMetrics: @escaping @Sendable (String) async -> Void
+    ) async throws -> (ServiceGroup, Store) {
+        let metrics = ServerMetrics()
+        let store = try await Store.open(path: databasePath, durability: options.durability, logger: logger, metrics: metrics.store)
+        let built: Built
+        do {
+            built = try await buildApplication(
+                config: config, store: store, clock: clock, options: options, host: host, port: port, metrics: metrics, logger: logger,
+                onRunning: onRunning, onMetrics: onMetrics
+            )
+        } catch {
+            await store.close()
+            throw error
+        }
+        let drainDelay = options.drainDelay ?? .seconds(config.server.drainDelaySeconds)
+        var configuration = ServiceGroupConfiguration(
+            services: [
+                .init(service: built.app),
+                .init(service: DrainGate(readiness: built.readiness, delay: drainDelay, logger: logger)),
+            ],
+            gracefulShutdownSignals: signals, logger: logger
+        )
+        configuration.maximumGracefulShutdownDuration = drainDelay + .seconds(config.server.shutdownTimeoutSeconds)
+        return (ServiceGroup(configuration: configuration), store)
+    }
+
+    /// What `buildApplication` makes: the app, and the readiness its drain gate turns.
+    struct Built {
+        var app: any ApplicationProtocol & Service
+        var readiness: Readiness
     }
 
     /// Builds every service of the server on `store` (repositories, the data clock, the change
@@ -120,9 +170,9 @@ public enum SaveDeskBackend {
     /// store, the purge job, the fold of cancel-flow responses into the rollups, and the HTTP
     /// server, in that order of start (and reverse of stop).
     static func buildApplication(
-        config: ServerConfig, store: Store, clock: any ServerClock, options: Options, host: String, port: Int, logger: Logger,
-        onRunning: @escaping @Sendable (Int) async -> Void
-    ) async throws -> some ApplicationProtocol {
+        config: ServerConfig, store: Store, clock: any ServerClock, options: Options, host: String, port: Int, metrics: ServerMetrics,
+        logger: Logger, onRunning: @escaping @Sendable (Int) async -> Void, onMetrics: @escaping @Sendable (String) async -> Void
+    ) async throws -> Built {
         let problems = config.deploymentIssues(testClock: options.testClock)
         guard problems.isEmpty else { throw InvalidConfig(file: "config", issues: problems) }
         let spec = try APISpec.shipped.get()
@@ -135,12 +185,16 @@ public enum SaveDeskBackend {
         let subscriptions = SubscriptionService(store: store, changes: changes, clock: dataClock, config: config)
         let portal = PortalService(store: store, changes: changes, clock: dataClock, config: config, subscriptions: subscriptions)
         let dataDirectory = options.dataDirectory.map { URL(fileURLWithPath: $0) } ?? store.defaultDataDirectory
-        let appStore = try AppStoreService(store: store, changes: changes, clock: dataClock, config: config, dataDirectory: dataDirectory)
+        let appStore = try AppStoreService(
+            store: store, changes: changes, clock: dataClock, config: config, dataDirectory: dataDirectory, metrics: metrics
+        )
         let switchAndSave = SwitchAndSaveService(store: store, changes: changes, clock: dataClock, config: config)
         let retention = RetentionService(changes: changes, config: config)
         let checkout = CheckoutService(
             store: store, changes: changes, clock: dataClock, config: config, portal: portal, switchAndSave: switchAndSave
         )
+        let jobs = JobBoard()
+        let readiness = Readiness(store: store, jobs: jobs, expectedJobs: [Self.purgeJob, Self.foldJob], metrics: metrics)
         let handlers = APIHandlers(
             service: subscriptions,
             desk: DeskService(store: store, clock: dataClock, config: config, settlement: settlement, retention: retention),
@@ -149,13 +203,14 @@ public enum SaveDeskBackend {
             winBack: WinBackService(changes: changes, config: config), retention: retention, appStore: appStore, checkout: checkout,
             upgrades: UpgradeService(store: store, changes: changes, clock: dataClock, config: config, subscriptions: subscriptions, checkout: checkout),
             catalog: try CatalogService(store: store, clock: dataClock, config: config, switchAndSave: switchAndSave),
-            cancelFlowConfig: try WireMapping.convert(config.cancelFlow.config)
+            cancelFlowConfig: try WireMapping.convert(config.cancelFlow.config), readiness: readiness
         )
 
         let keys = KeyRing(config.apiKeys)
         let router = Router(context: SaveDeskRequestContext.self)
+        router.add(middleware: AccessLogMiddleware(logger: logger, metrics: metrics))
         router.add(middleware: EnvelopeMiddleware(spec: spec))
-        router.add(middleware: RateLimitMiddleware(limiter: RateLimiter(config.rateLimits), keys: keys))
+        router.add(middleware: RateLimitMiddleware(limiter: RateLimiter(config.rateLimits, metrics: metrics), keys: keys))
         try handlers.registerHandlers(
             on: router, serverURL: URL(string: "/")!, configuration: .wire,
             middlewares: [APIMiddleware(keys: keys, spec: spec, logger: logger) { key, operation, principal in
@@ -165,17 +220,23 @@ public enum SaveDeskBackend {
                 if store.isShared, options.testClock, !scope.livemode { try await dataClock.reload(from: store) }
             }, ConstantResponses(operations: ["getCancelFlowConfig"])]
         )
+        // The pages outside the API, each named for the access log and the metrics (never by path:
+        // a portal path holds its token).
         router.get("/checkout/callback") { request, _ -> Response in
-            html(try await checkout.page(id: request.uri.queryParameters.get("transaction_id") ?? ""))
+            RequestTrace.note { $0.operation = "checkout.callback" }
+            return html(try await checkout.page(id: request.uri.queryParameters.get("transaction_id") ?? ""))
         }
         router.get("/checkout/:id") { _, context -> Response in
-            html(try await checkout.page(id: context.parameters.get("id") ?? ""))
+            RequestTrace.note { $0.operation = "checkout.page" }
+            return html(try await checkout.page(id: context.parameters.get("id") ?? ""))
         }
         router.get("/portal/:token") { _, context -> Response in
-            html(try await portal.page(token: context.parameters.get("token") ?? ""))
+            RequestTrace.note { $0.operation = "portal.page" }
+            return html(try await portal.page(token: context.parameters.get("token") ?? ""))
         }
         router.post("/portal/:token/:action") { request, context -> Response in
-            html(try await portal.act(
+            RequestTrace.note { $0.operation = "portal.action" }
+            return html(try await portal.act(
                 token: context.parameters.get("token") ?? "", action: context.parameters.get("action") ?? "",
                 productId: request.uri.queryParameters.get("product_id") ?? ""
             ))
@@ -184,29 +245,44 @@ public enum SaveDeskBackend {
         let guardLimits = HTTPGuardHandler.Limits(
             headTimeout: TimeAmount(readTimeout), bodyTimeout: TimeAmount(readTimeout * 3), idleTimeout: .seconds(30)
         )
-        return Application(
+        var services: [any Service] = [
+            StoreLifecycle(store: store),
+            // Each job runs once per mode, in a scope of that mode: test and live never mix.
+            PeriodicJob(name: Self.purgeJob, interval: options.purgeInterval, logger: logger, board: jobs, metrics: metrics) {
+                [purge = PurgeJob(store: store, clock: dataClock)] in
+                for livemode in [false, true] {
+                    let removed = try await purge.purge(.job(Self.purgeJob, livemode: livemode))
+                    metrics.purged(removed.idempotencyRecords, what: "idempotency_records")
+                    metrics.purged(removed.portalSessions, what: "portal_sessions")
+                    metrics.purged(removed.abandonedCheckouts, what: "abandoned_checkouts")
+                }
+            },
+            PeriodicJob(name: Self.foldJob, interval: .seconds(1), logger: logger, board: jobs, metrics: metrics) {
+                for livemode in [false, true] {
+                    // Nothing listed (an idle server): no write transaction at all.
+                    let backlog = try await store.read { data in try await data.cancelFlow.unrolledBacklog(livemode: livemode) }
+                    let now = dataClock.now(.job(Self.foldJob, livemode: livemode)).unixSeconds
+                    metrics.foldBacklog(livemode: livemode, oldestAge: backlog.map { now - $0.oldest } ?? 0, waiting: backlog?.count ?? 0)
+                    guard backlog != nil else { continue }
+                    _ = try await store.transaction(key: CancelFlowRollups.lockKey) { data in
+                        try await data.cancelFlow.foldUnrolled(livemode: livemode)
+                    }
+                }
+            },
+        ]
+        if let settings = options.metrics ?? config.metrics {
+            services.append(MetricsListener.application(settings: settings, metrics: metrics, logger: logger) { port in
+                await onMetrics("\(settings.host.contains(":") ? "[\(settings.host)]" : settings.host):\(port)")
+            })
+        }
+        let app = Application(
             router: router,
             server: .http1(configuration: .init(
                 additionalChannelHandlers: [HTTPGuardHandler(limits: guardLimits)],
                 httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)
             )),
             configuration: .init(address: .hostname(host, port: port), serverName: "SaveDesk"),
-            services: [
-                StoreLifecycle(store: store),
-                // Each job runs once per mode, in a scope of that mode: test and live never mix.
-                PeriodicJob(name: "purge", interval: options.purgeInterval, logger: logger) { [purge = PurgeJob(store: store, clock: dataClock)] in
-                    for livemode in [false, true] { try await purge.purge(.job("purge", livemode: livemode)) }
-                },
-                PeriodicJob(name: "cancel-flow fold", interval: .seconds(1), logger: logger) {
-                    for livemode in [false, true] {
-                        // Nothing listed (an idle server): no write transaction at all.
-                        guard try await store.read({ data in try await data.cancelFlow.hasUnrolled(livemode: livemode) }) else { continue }
-                        _ = try await store.transaction(key: CancelFlowRollups.lockKey) { data in
-                            try await data.cancelFlow.foldUnrolled(livemode: livemode)
-                        }
-                    }
-                },
-            ],
+            services: services,
             onServerRunning: { channel in
                 let boundPort = channel.localAddress?.port ?? port
                 portal.bound(host: host, port: boundPort)
@@ -214,7 +290,11 @@ public enum SaveDeskBackend {
             },
             logger: logger
         )
+        return Built(app: app, readiness: readiness)
     }
+
+    /// The periodic jobs' names (logs, metrics, readiness).
+    static let purgeJob = "purge", foldJob = "cancel-flow fold"
 
     static func html(_ page: PortalService.Page) -> Response {
         Response(

@@ -4,7 +4,7 @@ import Testing
 /// The design lives in the repository: README and `docs/` link only to what a clone has.
 @Suite("Docs")
 struct DocsTests {
-    static let pages = ["README.md", "docs/architecture.md", "docs/wire-protocol.md", "docs/glossary.md", "docs/how-to.md"]
+    static let pages = ["README.md", "docs/architecture.md", "docs/wire-protocol.md", "docs/glossary.md", "docs/how-to.md", "docs/operations.md"]
 
     @Test func everyLinkResolvesInsideTheRepository() throws {
         let link = try Regex(#"\]\(([^)#\s]+)(#[^)]*)?\)"#)

@@ -6,11 +6,11 @@ import Testing
 
 /// SaveDesk's local StoreKit CA signs what Apple's own App Store Server Library accepts in its
 /// strict X.509 mode. `make test` installs that library from PyPI into a throwaway venv and sets
-/// SAVEDESK_APPLE_PYTHON to its interpreter; without it (a bare `swift test`) the test is skipped
+/// SAVEDESK_TEST_PYTHON to its interpreter; without it (a bare `swift test`) the test is skipped
 /// and says so.
 @Suite("Interop with Apple's App Store Server Library")
 struct AppleInteropTests {
-    static let python = ProcessInfo.processInfo.environment["SAVEDESK_APPLE_PYTHON"]
+    static let python = ProcessInfo.processInfo.environment["SAVEDESK_TEST_PYTHON"]
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scripts/verify-with-apples-library.py")
 
@@ -53,7 +53,7 @@ struct AppleInteropTests {
         return try JSONDecoder().decode(Verdict.self, from: Data(contentsOf: files.output))
     }
 
-    @Test(.enabled(if: python != nil, "make test installs Apple's library and sets SAVEDESK_APPLE_PYTHON"))
+    @Test(.enabled(if: python != nil, "make test installs Apple's library and sets SAVEDESK_TEST_PYTHON"))
     func applesLibraryVerifiesWhatSaveDeskSigns() async throws {
         let verdict = try await verify(with: try LocalStoreKitCA.make())
         #expect(verdict.transaction_error == nil && verdict.notification_error == nil, "\(String(describing: verdict))")

@@ -29,7 +29,8 @@ struct ServeProcessTests {
         // seeded a PostgreSQL database in more than the 10 s this once allowed).
         for _ in 0..<600 {
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            if let range = text.range(of: #"address=http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+            // `address=http://…` in text lines, `"address":"http://…"` in JSON ones.
+            if let range = text.range(of: #"address(=|":")http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
                 let port = Int(text[range].split(separator: ":").last ?? "") ?? 0
                 return Launched(process: process, log: log, port: port)
             }

@@ -21,6 +21,26 @@ struct APIHandlers: APIProtocol {
     let catalog: CatalogService
     /// The cancel flow does not change while the server runs: converted once.
     let cancelFlowConfig: Schemas.CancelFlowConfig
+    let readiness: Readiness
+
+    func getHealth(_ input: Operations.GetHealth.Input) async throws -> Operations.GetHealth.Output {
+        .ok(.init(body: .json(.init(status: .alive))))
+    }
+
+    /// Ready (200) or not (503, in the envelope's shape too: `error` names the first failing check).
+    func getReadiness(_ input: Operations.GetReadiness.Input) async throws -> Operations.GetReadiness.Output {
+        let (ready, checks) = await readiness.check()
+        let result = Dictionary(uniqueKeysWithValues: checks.map { ($0.name, $0.result) })
+        let payload = Schemas.Readiness.ChecksPayload(
+            store: result["store"] ?? "", migrations: result["migrations"] ?? "", jobs: result["jobs"] ?? "", draining: result["draining"] ?? ""
+        )
+        guard !ready else { return .ok(.init(body: .json(.init(status: .ready, checks: payload)))) }
+        let failing = checks.first { $0.name == "draining" ? $0.result == "yes" : $0.result != "ok" }.map { "\($0.name): \($0.result)" } ?? ""
+        RequestTrace.note { $0.code = "not_ready" }
+        return .serviceUnavailable(.init(body: .json(.init(
+            status: .notReady, checks: payload, error: "not ready: \(failing)", code: .notReady
+        ))))
+    }
 
     func getProducts(_ input: Operations.GetProducts.Input) async throws -> Operations.GetProducts.Output {
         let scope = try RequestScope.ofRequest()

@@ -33,13 +33,19 @@ struct APIMiddleware: ServerMiddleware {
         _ request: HTTPRequest, body: HTTPBody?, metadata: ServerRequestMetadata, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        let requestId = RequestScope.newRequestId()
+        // The access log's id for this request (one of its own outside a server, as in tests).
+        let requestId = RequestTrace.running?.id ?? RequestScope.newRequestId()
         var bodyRead = false
         do {
             guard let operation = spec.operations[operationID] else {
                 throw SaveDeskError(status: 500, code: "internal", "operation \(operationID) is not in the spec")
             }
+            RequestTrace.note { $0.operation = operationID }
             var scope = try authorize(request, operation: operation, requestId: requestId)
+            RequestTrace.note { [scope] in
+                $0.actor = scope.actor
+                $0.livemode = scope.livemode
+            }
             try checkParameters(request, metadata: metadata, operation: operation)
             bodyRead = true
             let data = try await collect(body, request: request, limit: operation.bodyLimit)
@@ -65,7 +71,8 @@ struct APIMiddleware: ServerMiddleware {
                 case .failure(let failure): throw Self.refusal(failure)
                 }
             }
-            try await prepare(scope)
+            // A probe reads no mode's data: it needs no clock, and must answer while the store does not.
+            if operation.audience != .anyone { try await prepare(scope) }
             let forwarded = data.map { HTTPBody($0) }
             var normalized = request
             normalized.path = request.path.map(Self.normalizedTarget)
@@ -80,13 +87,15 @@ struct APIMiddleware: ServerMiddleware {
             // still sending, gets the answer on a sound connection rather than a reset.
             if !bodyRead, let body { await Self.drain(body, request: request, limit: spec.operations[operationID]?.bodyLimit ?? 0) }
             let failure = Self.describe(error)
+            RequestTrace.note { $0.code = failure.code }
             if failure.status >= 500 {
                 // The underlying error only: the generated server's wrapper prints the whole
                 // request, headers and all (the redacting handler would still catch a key).
                 let underlying = (error as? ServerError)?.underlyingError ?? error
                 logger.error("request failed", metadata: ["operation": "\(operationID)", "error": "\(underlying)", "request_id": "\(requestId)"])
             } else {
-                logger.info("request refused", metadata: ["operation": "\(operationID)", "code": "\(failure.code)", "request_id": "\(requestId)"])
+                // The access log's line has the code at info; this one adds the reason.
+                logger.debug("request refused", metadata: ["operation": "\(operationID)", "code": "\(failure.code)", "reason": "\(failure.message)"])
             }
             return Self.envelope(failure, requestId: requestId)
         }
@@ -113,6 +122,9 @@ struct APIMiddleware: ServerMiddleware {
             // Apple calls it: the signed payload is the proof, checked by the handler, which also
             // sets the mode from the signed environment.
             return RequestScope(actor: "app_store", principal: "app_store", requestId: requestId, livemode: false)
+        case .anyone:
+            // A probe: it reads no customer's data, so it acts in neither mode's name.
+            return RequestScope(actor: "probe", principal: "probe", requestId: requestId, livemode: false)
         case .app:
             return RequestScope(key: try authenticate(request), requestId: requestId)
         case .operator:

@@ -25,6 +25,7 @@ struct EnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
                 failure = SaveDeskError(status: 405, code: "method_not_allowed", "\(path) takes \(allowed.joined(separator: ", ")), not \(request.method)")
             default: failure = SaveDeskError(status: Int(status.code), code: "bad_request", status.reasonPhrase)
             }
+            RequestTrace.note { $0.code = failure.code }
             return ErrorEnvelope.response(failure, extraHeaders: headers)
         }
     }

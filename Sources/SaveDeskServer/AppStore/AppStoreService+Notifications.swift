@@ -32,11 +32,20 @@ extension AppStoreService {
     /// A notification from Apple (the request's scope admits no key: the signed payload is the
     /// proof). It acts in the mode its signed environment says, as `app_store`.
     func receive(_ request: Schemas.AppStoreNotificationRequest, scope request_: RequestScope) async throws -> Schemas.StatusResponse {
-        let verified = try await verifyNotification(request.signedPayload, now: clock.server.now())
+        let verified: VerifiedNotification
+        do {
+            verified = try await verifyNotification(request.signedPayload, now: clock.server.now())
+        } catch {
+            metrics?.appStoreNotification(verified: false, outcome: APIMiddleware.describe(error).code)
+            throw error
+        }
         let scope = RequestScope(actor: "app_store", principal: "app_store", requestId: request_.requestId, livemode: verified.livemode)
-        return try await store.transaction(key: "notification:" + verified.notification.notificationUUID) { data in
+        RequestTrace.note { $0.livemode = verified.livemode }
+        let answer = try await store.transaction(key: "notification:" + verified.notification.notificationUUID) { data in
             try await apply(verified, data, scope: scope)
         }
+        metrics?.appStoreNotification(verified: true, outcome: answer.status)
+        return answer
     }
 
     /// Applies a verified notification inside the caller's transaction: once per UUID, to the

@@ -18,8 +18,13 @@ final class AppStoreService: Sendable {
     let verifier: AppStoreVerifier?
     /// The local signing chain of a test or demo server (its simulators sign with it).
     let localCA: LocalStoreKitCA?
+    /// Where notifications are counted (verified by outcome, refused by code).
+    let metrics: ServerMetrics?
 
-    init(store: Store, changes: ChangeTransaction, clock: DataClock, config: ServerConfig, dataDirectory: URL) throws {
+    init(
+        store: Store, changes: ChangeTransaction, clock: DataClock, config: ServerConfig, dataDirectory: URL, metrics: ServerMetrics? = nil
+    ) throws {
+        self.metrics = metrics
         self.store = store
         self.changes = changes
         self.clock = clock

@@ -26,6 +26,7 @@ public enum ConfigReader {
         let root = TOMLNode(table: table, path: "", issues: issues)
         root.allowOnly([
             "products", "cancel_flow", "switch_and_save", "api_keys", "billing", "win_back", "app_store", "server", "checkout", "rate_limits",
+            "metrics",
         ])
         let products = readProducts(root)
         let cancelFlow = readCancelFlow(root.table("cancel_flow", required: true), issues: issues)
@@ -43,6 +44,7 @@ public enum ConfigReader {
                 appStore: appStore, server: server, checkout: checkout
             )
             config?.rateLimits = readRateLimits(root.table("rate_limits"))
+            config?.metrics = root.table("metrics").flatMap(readMetrics)
             for issue in config?.deploymentIssues(testClock: false) ?? [] { issues.add(issue.path, issue.message) }
             let shared = Set(winBack?.offerCodes ?? []).intersection(cancelFlow.appStoreOffer?.offerCodes ?? [])
             for code in shared.sorted() {
@@ -367,7 +369,7 @@ public enum ConfigReader {
 
     static func readServer(_ node: TOMLNode?) -> ServerConfig.ServerSettings {
         guard let node else { return ServerConfig.ServerSettings() }
-        node.allowOnly(["public_base_url", "read_timeout_seconds", "return_url_schemes"])
+        node.allowOnly(["public_base_url", "read_timeout_seconds", "return_url_schemes", "drain_delay_seconds", "shutdown_timeout_seconds"])
         let base = node.string("public_base_url", required: false)
         if let base {
             let url = URL(string: base)
@@ -384,8 +386,30 @@ public enum ConfigReader {
         }
         return ServerConfig.ServerSettings(
             publicBaseURL: base, readTimeoutSeconds: node.int("read_timeout_seconds", required: false, in: 1...300) ?? 10,
-            returnURLSchemes: schemes
+            returnURLSchemes: schemes,
+            drainDelaySeconds: node.int("drain_delay_seconds", required: false, in: 0...300) ?? 0,
+            shutdownTimeoutSeconds: node.int("shutdown_timeout_seconds", required: false, in: 1...600) ?? 30
         )
+    }
+
+    /// `[metrics]`: `listen = "HOST:PORT"`, the metrics listener's address (port 0: any free one).
+    static func readMetrics(_ node: TOMLNode) -> ServerConfig.MetricsSettings? {
+        node.allowOnly(["listen"])
+        guard let listen = node.string("listen") else { return nil }
+        guard let settings = metricsAddress(listen) else {
+            node.issues.add(node.child("listen"), "must be HOST:PORT with a port from 0 to 65535 (0: any free port), got \"\(listen)\"")
+            return nil
+        }
+        return settings
+    }
+
+    /// `HOST:PORT` (`[::1]:9464` for an IPv6 address) as metrics settings; nil when it is not one.
+    public static func metricsAddress(_ text: String) -> ServerConfig.MetricsSettings? {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, host.allSatisfy({ $0.isLetter || $0.isNumber || ".:-".contains($0) }) else { return nil }
+        return ServerConfig.MetricsSettings(host: host, port: port)
     }
 
     /// `[rate_limits]`: `enabled`, `client_address_header`, and per address and per publishable

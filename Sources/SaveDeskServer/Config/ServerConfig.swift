@@ -87,11 +87,35 @@ public struct ServerConfig: Sendable {
         public var readTimeoutSeconds: Int
         /// App schemes a portal `return_url` may use besides https (e.g. "savedeskreader").
         public var returnURLSchemes: [String]
+        /// After SIGTERM, seconds the server goes on answering while `/readyz` says it is not
+        /// ready, so a load balancer stops sending it requests before it stops taking them.
+        public var drainDelaySeconds: Int
+        /// Then, seconds the requests in flight have to finish before they are cut off.
+        public var shutdownTimeoutSeconds: Int
 
-        public init(publicBaseURL: String? = nil, readTimeoutSeconds: Int = 10, returnURLSchemes: [String] = []) {
+        public init(
+            publicBaseURL: String? = nil, readTimeoutSeconds: Int = 10, returnURLSchemes: [String] = [], drainDelaySeconds: Int = 0,
+            shutdownTimeoutSeconds: Int = 30
+        ) {
             self.publicBaseURL = publicBaseURL
             self.readTimeoutSeconds = readTimeoutSeconds
             self.returnURLSchemes = returnURLSchemes
+            self.drainDelaySeconds = drainDelaySeconds
+            self.shutdownTimeoutSeconds = shutdownTimeoutSeconds
+        }
+    }
+
+    /// Where the Prometheus metrics are served (`[metrics]`): a listener of their own, never the
+    /// public port. Off unless `listen` is set.
+    public struct MetricsSettings: Hashable, Sendable {
+        /// The host the metrics listener binds (loopback unless an operator says otherwise).
+        public var host: String
+        /// Its port (0: one the system picks, logged at start).
+        public var port: Int
+
+        public init(host: String = "127.0.0.1", port: Int) {
+            self.host = host
+            self.port = port
         }
     }
 
@@ -165,6 +189,7 @@ public struct ServerConfig: Sendable {
     public var server = ServerSettings()
     public var checkout = CheckoutSettings()
     public var rateLimits = RateLimitSettings()
+    public var metrics: MetricsSettings?
 
     /// Whether any key acts on live data.
     public var hasLiveKeys: Bool { apiKeys.contains { $0.mode == .live } }

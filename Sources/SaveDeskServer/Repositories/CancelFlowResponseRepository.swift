@@ -16,8 +16,9 @@ protocol CancelFlowResponseRepository: Sendable {
     func insert(_ row: CancelFlowResponseRow) async throws
     /// Folds the responses of one mode not yet rolled up into the rollups; returns how many.
     func foldUnrolled(livemode: Bool) async throws -> Int
-    /// Whether any response of the mode waits for the next fold.
-    func hasUnrolled(livemode: Bool) async throws -> Bool
+    /// The responses of the mode waiting for the next fold: how many, and when the oldest was
+    /// made (nil: none waits).
+    func unrolledBacklog(livemode: Bool) async throws -> (count: Int, oldest: Int64)?
     /// Empties the rollups and fills them again from every stored response (after a bulk load).
     func rebuildRollups() async throws
     /// The funnel's figures over `[from, to)` (nil: no limit), for one actor or all.
@@ -160,8 +161,12 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
     /// Folds every response not yet rolled up into the rollups, then empties the list. Runs in a
     /// write transaction holding `CancelFlowRollups.lockKey`; on PostgreSQL its snapshot fixes
     /// the list, so a response committed meanwhile waits for the next fold. Returns how many.
-    func hasUnrolled(livemode: Bool) async throws -> Bool {
-        try await db.select().column("response_id").from("cancel_flow_unrolled").where("livemode", .equal, livemode).limit(1).first() != nil
+    func unrolledBacklog(livemode: Bool) async throws -> (count: Int, oldest: Int64)? {
+        let row = try await db.select().column(SQLFunction("count", args: SQLLiteral.all), as: "n")
+            .column(SQLFunction("min", args: SQLIdentifier("created_at")), as: "oldest")
+            .from("cancel_flow_unrolled").where("livemode", .equal, livemode).first()
+        guard let row, let count = try? row.decode(column: "n", as: Int.self), count > 0 else { return nil }
+        return (count, try row.decode(column: "oldest", as: Int64.self))
     }
 
     func foldUnrolled(livemode: Bool) async throws -> Int {

@@ -10,8 +10,9 @@ protocol CheckoutRepository: Sendable {
     func setStoreKitStatus(_ status: Int, id: String) async throws
     func markFailed(id: String) async throws
     func markCompleted(id: String, at: Int64, subscriptionId: String) async throws
-    /// Removes checkouts still pending that were created at or before `cutoff` (abandoned).
-    func purgePending(createdAtOrBefore cutoff: Int64, livemode: Bool) async throws
+    /// Removes checkouts still pending that were created at or before `cutoff` (abandoned);
+    /// returns how many.
+    func purgePending(createdAtOrBefore cutoff: Int64, livemode: Bool) async throws -> Int
 }
 
 struct SQLCheckoutRepository: CheckoutRepository {
@@ -46,9 +47,10 @@ struct SQLCheckoutRepository: CheckoutRepository {
             .set("subscription_id", to: subscriptionId).where("id", .equal, id).run()
     }
 
-    func purgePending(createdAtOrBefore cutoff: Int64, livemode: Bool) async throws {
-        try await db.delete(from: "checkout_transactions").where("livemode", .equal, livemode).where("status", .equal, "pending")
-            .where("created_at", .lessThanOrEqual, cutoff).run()
+    func purgePending(createdAtOrBefore cutoff: Int64, livemode: Bool) async throws -> Int {
+        try await db.deleteCounting(from: "checkout_transactions") {
+            _ = $0.where("livemode", .equal, livemode).where("status", .equal, "pending").where("created_at", .lessThanOrEqual, cutoff)
+        }
     }
 }
 

@@ -9,7 +9,8 @@ protocol IdempotencyRepository: Sendable {
     func store(key: String, operation: String, principal: String, fingerprint: String, body: String, at: Int64, livemode: Bool) async throws
     func delete(key: String, operation: String, principal: String) async throws
     /// Removes the answers of one mode stored at or before `cutoff`.
-    func purge(storedAtOrBefore cutoff: Int64, livemode: Bool) async throws
+    /// Removes the records of one mode stored at or before `cutoff`; returns how many.
+    func purge(storedAtOrBefore cutoff: Int64, livemode: Bool) async throws -> Int
 }
 
 struct SQLIdempotencyRepository: IdempotencyRepository {
@@ -46,7 +47,7 @@ struct SQLIdempotencyRepository: IdempotencyRepository {
         try await query.run()
     }
 
-    func purge(storedAtOrBefore cutoff: Int64, livemode: Bool) async throws {
-        try await db.delete(from: "idempotency_records").where("livemode", .equal, livemode).where("created_at", .lessThanOrEqual, cutoff).run()
+    func purge(storedAtOrBefore cutoff: Int64, livemode: Bool) async throws -> Int {
+        try await db.deleteCounting(from: "idempotency_records") { _ = $0.where("livemode", .equal, livemode).where("created_at", .lessThanOrEqual, cutoff) }
     }
 }

@@ -5,8 +5,8 @@ protocol PortalSessionRepository: Sendable {
     func insert(_ session: PortalSessionRecord) async throws
     func find(token: String) async throws -> PortalSessionRecord?
     func markUsed(token: String, at: Int64) async throws
-    /// Removes the sessions of one mode that expired at or before `time`.
-    func purge(expiredAtOrBefore time: Int64, livemode: Bool) async throws
+    /// Removes the sessions of one mode that expired at or before `time`; returns how many.
+    func purge(expiredAtOrBefore time: Int64, livemode: Bool) async throws -> Int
 }
 
 struct PortalSessionRecord: Codable, Sendable {
@@ -36,7 +36,7 @@ struct SQLPortalSessionRepository: PortalSessionRepository {
         try await db.update("portal_sessions").set("used_at", to: time).where("token", .equal, token).run()
     }
 
-    func purge(expiredAtOrBefore time: Int64, livemode: Bool) async throws {
-        try await db.delete(from: "portal_sessions").where("livemode", .equal, livemode).where("expires_at", .lessThanOrEqual, time).run()
+    func purge(expiredAtOrBefore time: Int64, livemode: Bool) async throws -> Int {
+        try await db.deleteCounting(from: "portal_sessions") { _ = $0.where("livemode", .equal, livemode).where("expires_at", .lessThanOrEqual, time) }
     }
 }

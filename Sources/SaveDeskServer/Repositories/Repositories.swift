@@ -49,6 +49,19 @@ extension SQLDatabase {
     func insert<T: Encodable & Sendable>(_ record: T, into table: String) async throws {
         try await insert(into: table).model(record, with: SQLCoding.encoder).run()
     }
+
+    /// Deletes the rows of `table` that `filter` selects and returns how many they were (counted
+    /// first, in the caller's transaction, with the same conditions).
+    func deleteCounting(from table: String, where filter: (any SQLPredicateBuilder) -> Void) async throws -> Int {
+        let count = select().column(SQLFunction("count", args: SQLLiteral.all), as: "n").from(table)
+        filter(count)
+        let rows = try await count.first()?.decode(column: "n", as: Int.self) ?? 0
+        guard rows > 0 else { return 0 }
+        let delete = delete(from: table)
+        filter(delete)
+        try await delete.run()
+        return rows
+    }
 }
 
 /// Builds a row of binds from mixed values (nil binds as NULL).

@@ -2,7 +2,9 @@ import Foundation
 import Logging
 import PostgresKit
 import PostgresNIO
+import _ConnectionPoolModule
 import SQLKit
+import Synchronization
 
 /// The shared engine: a PostgreSQL database that several server instances use at once, through
 /// a pool of connections per instance.
@@ -96,7 +98,7 @@ final class PostgresEngine: StoreEngine {
 
     func read<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
         do {
-            return try await client.withConnection { connection in try await body(connection.sql(queryLogLevel: nil)) }
+            return try await withConnection { connection in try await body(connection.sql(queryLogLevel: nil)) }
         } catch {
             throw Self.unavailable(error) ?? error
         }
@@ -118,7 +120,7 @@ final class PostgresEngine: StoreEngine {
         var attempt = 1
         while true {
             do {
-                return try await client.withConnection { connection in
+                return try await withConnection { connection in
                     let outcome: Result<T, any Error>
                     do {
                         for key in keys { try await connection.query("SELECT pg_advisory_lock(hashtextextended(\(key), 0))", logger: logger) }
@@ -157,6 +159,57 @@ final class PostgresEngine: StoreEngine {
         }
     }
 
+    /// How long a call waits for a connection from the pool. While the database cannot be
+    /// reached, the pool retries connecting with a growing backoff and only fails its waiters
+    /// when its circuit breaker trips (15 s after the first failed connect, at the next failure:
+    /// half a minute and more); past this bound the call is a 503 instead of a hang.
+    static let leaseTimeout: Duration = .seconds(10)
+
+    /// `body` on a connection of the pool, leased within `leaseTimeout` (503 otherwise). The
+    /// body runs in a child task only so the wait can be bounded: its caller awaits it, so it
+    /// never runs beside the caller's own code.
+    private func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        let leased = LeaseFlag()
+        let client = self.client
+        return try await withoutActuallyEscaping(body) { body in
+            let work = UnsafeTransfer(body)
+            return try await withThrowingTaskGroup(of: UnsafeTransfer<T>?.self) { group in
+                group.addTask {
+                    UnsafeTransfer(try await client.withConnection { connection in
+                        leased.set()
+                        return try await work.value(connection)
+                    })
+                }
+                group.addTask {
+                    try await Task.sleep(for: Self.leaseTimeout)
+                    if leased.isSet { return nil }
+                    throw SaveDeskError(
+                        status: 503, code: "database_unavailable", "no database connection within \(Self.leaseTimeout); try again", retryAfter: 1
+                    )
+                }
+                while let next = try await group.next() {
+                    guard let result = next else { continue }  // the watchdog, after the lease: keep waiting
+                    group.cancelAll()
+                    return result.value
+                }
+                throw CancellationError()
+            }
+        }
+    }
+
+    /// Set once the pool has handed out the connection.
+    private final class LeaseFlag: Sendable {
+        private let flag = Atomic<Bool>(false)
+        func set() { flag.store(true, ordering: .releasing) }
+        var isSet: Bool { flag.load(ordering: .acquiring) }
+    }
+
+    /// A value handed between a task and the child it awaits (never used by both at once).
+    private struct UnsafeTransfer<Value>: @unchecked Sendable {
+        let value: Value
+        init(_ value: Value) { self.value = value }
+    }
+
     /// SQLSTATEs of a transaction that lost a race and may succeed when run again: a
     /// serialization failure, a deadlock, a unique key another transaction took first, and a
     /// lock not granted within `lockTimeoutMilliseconds`.
@@ -173,6 +226,10 @@ final class PostgresEngine: StoreEngine {
     /// The database's own trouble (a statement past its timeout, a lost or refused connection)
     /// as the 503 an app can retry, rather than a 500.
     static func unavailable(_ error: any Error) -> SaveDeskError? {
+        // The pool gave up making connections (its circuit breaker), or is shutting down.
+        if let pool = error as? _ConnectionPoolModule.ConnectionPoolError, pool == .connectionCreationCircuitBreakerTripped || pool == .poolShutdown {
+            return SaveDeskError(status: 503, code: "database_unavailable", "the database cannot be reached; try again", retryAfter: 1)
+        }
         guard let error = error as? PSQLError else { return nil }
         if state(of: error) == "57014" || error.code == .queryCancelled {
             return SaveDeskError(status: 503, code: "busy", "the database took too long to answer; try again", retryAfter: 1)

@@ -14,15 +14,24 @@ struct PurgeJob: Sendable {
 
     static let abandonedCheckoutAge = Seconds.wholeDay
 
-    /// Removes what of `scope`'s mode has outlived its purpose.
-    func purge(_ scope: RequestScope) async throws {
+    /// What one pass removed.
+    struct Removed: Sendable, Equatable {
+        var idempotencyRecords = 0, portalSessions = 0, abandonedCheckouts = 0
+    }
+
+    /// Removes what of `scope`'s mode has outlived its purpose; says how much.
+    @discardableResult
+    func purge(_ scope: RequestScope) async throws -> Removed {
         let now = clock.now(scope).unixSeconds
         let real = clock.server.now().unixSeconds
         // One instance at a time.
-        try await store.transaction(key: "purge") { data in
-            try await data.idempotency.purge(storedAtOrBefore: real - ChangeTransaction.idempotencyLifetime, livemode: scope.livemode)
-            try await data.portalSessions.purge(expiredAtOrBefore: now, livemode: scope.livemode)
-            try await data.checkouts.purgePending(createdAtOrBefore: now - Self.abandonedCheckoutAge, livemode: scope.livemode)
+        return try await store.transaction(key: "purge") { data in
+            Removed(
+                idempotencyRecords: try await data.idempotency.purge(
+                    storedAtOrBefore: real - ChangeTransaction.idempotencyLifetime, livemode: scope.livemode),
+                portalSessions: try await data.portalSessions.purge(expiredAtOrBefore: now, livemode: scope.livemode),
+                abandonedCheckouts: try await data.checkouts.purgePending(createdAtOrBefore: now - Self.abandonedCheckoutAge, livemode: scope.livemode)
+            )
         }
     }
 }

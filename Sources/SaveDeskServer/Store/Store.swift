@@ -20,6 +20,7 @@ public final class Store: Sendable {
     private let engine: any StoreEngine
     let logger: Logger
     let location: StoreLocation
+    let metrics: StoreMetrics
 
     public var kind: Store.Kind { engine.kind }
     /// Whether other server instances may write the same data (PostgreSQL): what one instance
@@ -35,22 +36,25 @@ public final class Store: Sendable {
         }
     }
 
-    private init(engine: any StoreEngine, location: StoreLocation, logger: Logger) {
+    private init(engine: any StoreEngine, location: StoreLocation, logger: Logger, metrics: StoreMetrics) {
         self.engine = engine
         self.location = location
         self.logger = logger
+        self.metrics = metrics
     }
 
     /// Opens the store `location` names (a SQLite file, created if needed, or a `postgres://`
-    /// URL) and applies pending migrations.
-    public static func open(path location: String, durability: Durability = .full, logger: Logger) async throws -> Store {
+    /// URL) and applies pending migrations. `metrics`: where its figures go (the server's).
+    static func open(
+        path location: String, durability: Durability = .full, logger: Logger, metrics: StoreMetrics
+    ) async throws -> Store {
         let location = try StoreLocation(location)
         let engine: any StoreEngine
         switch location {
         case .sqlite(let path): engine = try await SQLiteEngine.open(path: path, durability: durability, logger: logger)
         case .postgres(let configuration): engine = try await PostgresEngine.open(configuration, logger: logger)
         }
-        let store = Store(engine: engine, location: location, logger: logger)
+        let store = Store(engine: engine, location: location, logger: logger, metrics: metrics)
         do {
             try await store.migrate()
         } catch {
@@ -60,11 +64,20 @@ public final class Store: Sendable {
         return store
     }
 
+    /// Opens a store for a tool or a test: its figures go nowhere.
+    public static func open(path location: String, durability: Durability = .full, logger: Logger) async throws -> Store {
+        try await open(path: location, durability: durability, logger: logger, metrics: .none)
+    }
+
     public func close() async { await engine.close() }
 
     /// Reads through the repositories (on a reader connection: never behind a write).
     func read<T>(_ body: (Repositories) async throws -> T) async throws -> T {
-        try await engine.read { db in try await body(Repositories(sql: db, kind: kind)) }
+        let asked = ContinuousClock.now
+        return try await engine.read { db in
+            metrics.readerWait.recordNanoseconds(ServerMetrics.nanoseconds(ContinuousClock.now - asked))
+            return try await body(Repositories(sql: db, kind: kind))
+        }
     }
 
     /// Changes through the repositories in one transaction. See `StoreEngine.transaction`: `key`
@@ -94,8 +107,21 @@ public final class Store: Sendable {
 
     /// The SQL doors, below the repositories: for the schema, bulk loaders and tests.
     func sqlRead<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await engine.read(body) }
+    /// Every transaction is timed from the call to its commit, its wait for the writer (the
+    /// first run's) recorded, and each run after the first counted as a retry.
     func sqlTransaction<T>(key: String? = nil, alsoLocking others: [String] = [], _ body: (any SQLDatabase) async throws -> T) async throws -> T {
-        try await engine.transaction(keys: Set((key.map { [$0] } ?? []) + others).sorted(), body)
+        let asked = ContinuousClock.now
+        var runs = 0
+        defer { metrics.transactionDuration.recordNanoseconds(ServerMetrics.nanoseconds(ContinuousClock.now - asked)) }
+        return try await engine.transaction(keys: Set((key.map { [$0] } ?? []) + others).sorted()) { db in
+            runs += 1
+            if runs == 1 {
+                metrics.writerWait.recordNanoseconds(ServerMetrics.nanoseconds(ContinuousClock.now - asked))
+            } else {
+                metrics.transactionRetries.increment()
+            }
+            return try await body(db)
+        }
     }
     func exclusive<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await engine.exclusive(body) }
 
@@ -127,6 +153,16 @@ public final class Store: Sendable {
         guard kind == .sqlite else { return "" }
         return try await sqlRead { db in
             try await db.raw("PRAGMA journal_mode").first()?.decode(column: "journal_mode", as: String.self) ?? ""
+        }
+    }
+
+    /// The migrations this build knows.
+    var knownMigrations: Set<Int> { Set(Schema.migrations(for: kind).map(\.version)) }
+
+    /// The migrations applied to the database (readiness; a fresh read each time).
+    func appliedMigrations() async throws -> Set<Int> {
+        try await sqlRead { db in
+            Set(try await db.raw("SELECT version FROM schema_migrations").all().map { try $0.decode(column: "version", as: Int.self) })
         }
     }
 

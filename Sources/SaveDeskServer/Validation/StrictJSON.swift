@@ -108,7 +108,8 @@ enum StrictJSON: Equatable, Sendable {
         }
     }
 
-    private static func writeString(_ text: String, into out: inout String) {
+    /// `text` as a JSON string (quoted, escaped) at the end of `out`.
+    static func writeString(_ text: String, into out: inout String) {
         out += "\""
         for scalar in text.unicodeScalars {
             switch scalar {

@@ -43,6 +43,8 @@ public struct RedactingLogHandler: LogHandler {
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
         if let own = event.metadata { merged.merge(own) { _, new in new } }
+        // Every line written while a request runs says which request (the access log's id).
+        if merged["request_id"] == nil, let trace = RequestTrace.running { merged["request_id"] = .string(trace.id) }
         if let error = event.error {
             merged["error"] = merged["error"] ?? .string("\(error)")
             event.error = nil
@@ -64,10 +66,19 @@ public struct RedactingLogHandler: LogHandler {
 
 /// How the server's processes set up logging: every handler redacts secrets.
 public enum ServerLogging {
-    /// Bootstraps swift-log for this process: lines to standard error at `level`, redacted.
-    public static func bootstrap(level: Logger.Level) {
+    /// How lines are written: text (swift-log's stream format) or one JSON object a line.
+    public enum Format: String, Sendable, CaseIterable {
+        case text, json
+    }
+
+    /// Bootstraps swift-log for this process: lines to standard error at `level`, in `format`,
+    /// redacted.
+    public static func bootstrap(level: Logger.Level, format: Format = .text) {
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler: any LogHandler = switch format {
+            case .text: StreamLogHandler.standardError(label: label)
+            case .json: JSONLogHandler(label: label)
+            }
             handler.logLevel = level
             return RedactingLogHandler(wrapping: handler)
         }

@@ -54,7 +54,8 @@ struct RateLimitMiddleware: RouterMiddleware {
     }
 
     func refused(_ refusal: SaveDeskError, bodyPending: Bool) -> Response {
-        ErrorEnvelope.response(refusal, extraHeaders: bodyPending ? [.connection: "close"] : [:])
+        RequestTrace.note { $0.code = refusal.code }
+        return ErrorEnvelope.response(refusal, extraHeaders: bodyPending ? [.connection: "close"] : [:])
     }
 }
 

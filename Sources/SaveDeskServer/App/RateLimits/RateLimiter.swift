@@ -67,9 +67,12 @@ final class RateLimiter: Sendable {
     private let addressBytes: TokenBuckets
     private let keyRequests: TokenBuckets
     private let keyBytes: TokenBuckets
+    /// Where refusals are counted, by payer and budget.
+    let metrics: ServerMetrics?
 
-    init(_ settings: ServerConfig.RateLimitSettings) {
+    init(_ settings: ServerConfig.RateLimitSettings, metrics: ServerMetrics? = nil) {
         self.settings = settings
+        self.metrics = metrics
         addressRequests = TokenBuckets(rate: settings.perAddress.requestsPerSecond, burst: settings.perAddress.burstRequests)
         addressBytes = TokenBuckets(rate: settings.perAddress.bytesPerSecond, burst: settings.perAddress.burstBytes)
         keyRequests = TokenBuckets(rate: settings.perKey.requestsPerSecond, burst: settings.perKey.burstRequests)
@@ -86,11 +89,11 @@ final class RateLimiter: Sendable {
     func admit(_ payer: Payer) -> SaveDeskError? {
         guard settings.enabled else { return nil }
         if let wait = addressRequests.take(1, from: payer.address) {
-            return Self.refusal("too many requests from this address", wait: wait)
+            return refusal("too many requests from this address", wait: wait, payer: "address", budget: "requests")
         }
         if let key = payer.key, let wait = keyRequests.take(1, from: key) {
             addressRequests.giveBack(1, to: payer.address)
-            return Self.refusal("too many requests with this key", wait: wait)
+            return refusal("too many requests with this key", wait: wait, payer: "key", budget: "requests")
         }
         return nil
     }
@@ -99,16 +102,17 @@ final class RateLimiter: Sendable {
     func charge(bytes: Int, to payer: Payer) -> SaveDeskError? {
         guard settings.enabled, bytes > 0 else { return nil }
         if let wait = addressBytes.take(Double(bytes), from: payer.address) {
-            return Self.refusal("too much data from this address", wait: wait)
+            return refusal("too much data from this address", wait: wait, payer: "address", budget: "bytes")
         }
         if let key = payer.key, let wait = keyBytes.take(Double(bytes), from: key) {
             addressBytes.giveBack(Double(bytes), to: payer.address)
-            return Self.refusal("too much data with this key", wait: wait)
+            return refusal("too much data with this key", wait: wait, payer: "key", budget: "bytes")
         }
         return nil
     }
 
-    static func refusal(_ what: String, wait: Double) -> SaveDeskError {
+    func refusal(_ what: String, wait: Double, payer: String, budget: String) -> SaveDeskError {
+        metrics?.rateLimited(payer: payer, budget: budget)
         let seconds = max(1, wait.rounded(.up))
         return SaveDeskError(status: 429, code: "rate_limited", "\(what); try again in \(Int(seconds)) s", retryAfter: seconds)
     }

@@ -1,0 +1,92 @@
+import CoreMetrics
+import Foundation
+import Prometheus
+
+/// The server's metrics, through swift-metrics on a Prometheus registry of this server's own (two
+/// servers in one process, as in the tests, never share figures). Served in Prometheus' text
+/// format by the metrics listener (`[metrics] listen`), never on the public port.
+///
+/// Labels are bounded: an operation is an operationId or a route's name, never a path; a code is
+/// one of the envelope's codes.
+final class ServerMetrics: Sendable {
+    let registry: PrometheusCollectorRegistry
+    let factory: PrometheusMetricsFactory
+
+    init() {
+        registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+            .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500),
+            .seconds(5), .seconds(10),
+        ]
+        self.factory = factory
+        store = StoreMetrics(factory: factory)
+    }
+
+    /// The store's transaction times, retries and pool waits.
+    let store: StoreMetrics
+
+    /// The exposition text (`GET /metrics` on the metrics listener).
+    func exposition() -> String { registry.emitToString() }
+
+    // MARK: Requests
+
+    /// One answered request: `savedesk_http_requests_total{operation,status}` and
+    /// `savedesk_http_request_duration_seconds{operation}`; an error's code also counts in
+    /// `savedesk_http_refusals_total{operation,code}`.
+    func request(operation: String, status: Int, code: String?, duration: Duration) {
+        Counter(label: "savedesk_http_requests_total", dimensions: [("operation", operation), ("status", String(status))], factory: factory)
+            .increment()
+        CoreMetrics.Timer(label: "savedesk_http_request_duration_seconds", dimensions: [("operation", operation)], factory: factory)
+            .recordNanoseconds(Self.nanoseconds(duration))
+        if let code {
+            Counter(label: "savedesk_http_refusals_total", dimensions: [("operation", operation), ("code", code)], factory: factory).increment()
+        }
+    }
+
+    /// A request the rate limits refused (`savedesk_rate_limit_refusals_total{payer,budget}`):
+    /// payer "address" or "key", budget "requests" or "bytes".
+    func rateLimited(payer: String, budget: String) {
+        Counter(label: "savedesk_rate_limit_refusals_total", dimensions: [("payer", payer), ("budget", budget)], factory: factory).increment()
+    }
+
+    // MARK: App Store
+
+    /// An App Store notification: verified with its outcome (applied, duplicate, unchanged, stale,
+    /// unmatched), or refused with the code it was refused with.
+    func appStoreNotification(verified: Bool, outcome: String) {
+        Counter(label: "savedesk_app_store_notifications_total", dimensions: [("result", verified ? "verified" : "refused"), ("outcome", outcome)],
+                factory: factory).increment()
+    }
+
+    // MARK: Jobs
+
+    /// The age of the oldest cancel-flow response not folded into the rollups yet (0: none
+    /// waiting), and how many wait, per mode.
+    func foldBacklog(livemode: Bool, oldestAge: Int64, waiting: Int) {
+        let mode = [("mode", livemode ? "live" : "test")]
+        Gauge(label: "savedesk_cancel_flow_fold_lag_seconds", dimensions: mode, factory: factory).record(max(0, oldestAge))
+        Gauge(label: "savedesk_cancel_flow_unfolded", dimensions: mode, factory: factory).record(waiting)
+    }
+
+    /// Rows the purge removed (`savedesk_purged_rows_total{what}`).
+    func purged(_ rows: Int, what: String) {
+        Counter(label: "savedesk_purged_rows_total", dimensions: [("what", what)], factory: factory).increment(by: rows)
+    }
+
+    /// A periodic job's run that failed (`savedesk_job_failures_total{job}`).
+    func jobFailed(_ name: String) {
+        Counter(label: "savedesk_job_failures_total", dimensions: [("job", name)], factory: factory).increment()
+    }
+
+    /// 1 while the server drains (after SIGTERM, before it stops), else 0.
+    func draining(_ on: Bool) {
+        Gauge(label: "savedesk_draining", factory: factory).record(on ? 1 : 0)
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}
