@@ -45,7 +45,7 @@ build: deps
 
 # Suites whose servers keep their data in TestDatabase: `make test` runs them a second time on a
 # throwaway PostgreSQL cluster (with the two-instance tests), started for the run and removed after.
-POSTGRES_SUITES := SaveDeskServerTests|SaveDeskClientTests|SaveDeskCommandTests|SaveDeskViewModelsTests
+POSTGRES_SUITES := SaveDeskServerTests|SaveDeskClientTests|SaveDeskCommandTests|SaveDeskViewModelsTests|SDKContractTests
 
 # The PostgreSQL pass alone.
 test-postgres: deps $(VENV_STAMP)

@@ -215,7 +215,7 @@ let package = Package(
         .testTarget(
             name: "SDKContractTests",
             dependencies: [
-                "SaveDeskServer", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "SaveDeskServer", "TestSupport", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]

@@ -27,6 +27,26 @@ public enum SubscriptionTarget<Subscription> {
     }
 }
 
+/// One web subscription per product: a customer whose web subscription to a product is live
+/// (active, trialing, paused, in grace or past due; a switch's migration trial included) gets no
+/// second checkout for it, and a second checkout paid anyway does not make a second subscription.
+public enum OneWebSubscription {
+    /// Whether `subscriptions` (any products, any source) hold a live web one to `productId`.
+    public static func blocks<Subscription>(
+        _ productId: String, in subscriptions: [Subscription], product: (Subscription) -> String, isWeb: (Subscription) -> Bool,
+        status: (Subscription) -> Entitlement.Status
+    ) -> Bool {
+        subscriptions.contains { product($0) == productId && isWeb($0) && status($0).isLive }
+    }
+
+    /// What the customer is told (`already_subscribed`, 409).
+    public static func reason(productName: String, isTrial: Bool) -> String {
+        isTrial
+            ? "a switch to \(productName) on the web is already under way (its trial runs until Apple's period ends); no second checkout"
+            : "the customer already has \(productName) on the web; no second checkout"
+    }
+}
+
 extension Entitlement.Status {
     /// The subscription still gives access or can get it back without a new purchase (active,
     /// trialing, paused, in a grace period or past due).

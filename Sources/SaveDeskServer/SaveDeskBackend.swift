@@ -181,7 +181,8 @@ public enum SaveDeskBackend {
         let dataClock = DataClock(server: clock, isAdjustable: options.testClock)
         try await dataClock.reload(from: store)
         let settlement = Settlement(config: config)
-        let changes = ChangeTransaction(store: store, clock: dataClock, settlement: settlement)
+        let admission = CustomerAdmission(config.rateLimits, logger: logger, metrics: metrics)
+        let changes = ChangeTransaction(store: store, clock: dataClock, settlement: settlement, admission: admission)
         let subscriptions = SubscriptionService(store: store, changes: changes, clock: dataClock, config: config)
         let portal = PortalService(store: store, changes: changes, clock: dataClock, config: config, subscriptions: subscriptions)
         let dataDirectory = options.dataDirectory.map { URL(fileURLWithPath: $0) } ?? store.defaultDataDirectory
@@ -197,7 +198,7 @@ public enum SaveDeskBackend {
         let readiness = Readiness(store: store, jobs: jobs, expectedJobs: [Self.purgeJob, Self.foldJob], metrics: metrics)
         let handlers = APIHandlers(
             service: subscriptions,
-            desk: DeskService(store: store, clock: dataClock, config: config, settlement: settlement, retention: retention),
+            desk: DeskService(store: store, clock: dataClock, config: config, settlement: settlement, retention: retention, admission: admission),
             portal: portal, switchAndSave: switchAndSave, analytics: AnalyticsService(store: store, config: config),
             testClock: TestClockService(store: store, changes: changes, clock: dataClock, appStore: appStore),
             winBack: WinBackService(changes: changes, config: config), retention: retention, appStore: appStore, checkout: checkout,

@@ -149,4 +149,68 @@ struct SDKContractTests {
                                              body: #"{"user_id":"cus_farah","current_product_id":"basic_monthly","target_product_id":"premium_monthly"}"#)
         #expect(upgraded.success)
     }
+
+    /// An app's new user, whom nobody created: the SDK's first launch (products, entitlements,
+    /// user-offer, the cancel-flow config, history) answers as for a customer with nothing and
+    /// stores nothing; a StoreKit purchase synced makes the customer; a web checkout paid, then a
+    /// cancel flow and a cancellation, all decode with the SDK's shapes.
+    @Test func aUserNobodyCreatedGoesThroughTheSDKsFirstLaunchAndBuys() async throws {
+        let app = try await SDKApp.start()
+        defer { Task { await app.stop() } }
+        // An app's own user id: an uppercase UUID (ids are case-sensitive; this one is new).
+        let user = "8D2F1C4E-6B0A-4E55-9A1D-3C7B2E9F0A11"
+        func exists() async throws -> Bool {
+            try await app.call(.GET, "/v1/desk/customers/\(user)", key: SDKApp.operatorKey).status == 200
+        }
+        let products = try await app.decoded(SDK.ProductsResponse.self, .GET, "/v1/iap/products/?user_id=\(user)")
+        #expect(products.products.count == 3 && products.config?.offer == nil, "nothing to switch from")
+        let entitlements = try await app.decoded(SDK.EntitlementsResponse.self, .GET, "/v1/iap/entitlements/?user_id=\(user)")
+        #expect(entitlements.entitlements.isEmpty)
+        let offer = try await app.decoded(SDK.UserOfferResponse.self, .GET, "/v1/iap/user-offer/?user_id=\(user)")
+        #expect(offer.subscription.type == "none" && !offer.offer.isEligible)
+        _ = try await app.decoded(SDK.CancelFlowConfig.self, .GET, "/v1/iap/cancel-flow/?user_id=\(user)")
+        let history = try await app.decoded(SDK.TransactionHistory.self, .GET, "/v1/iap/transaction-history/?user_id=\(user)")
+        #expect(history.transactions.isEmpty)
+        _ = try await app.decoded(SDK.UpgradeOfferConfig.self, .GET, "/v1/iap/upgrade-offer/?user_id=\(user)&product_id=premium_monthly")
+        #expect(try await !exists(), "reads store nothing")
+        // Its lowercase twin is another user, also new.
+        #expect(try await app.decoded(SDK.EntitlementsResponse.self, .GET, "/v1/iap/entitlements/?user_id=\(user.lowercased())").entitlements.isEmpty)
+
+        // A StoreKit purchase on the device, synced: the customer is made with it.
+        let jws = try await signed(app, otid: "2000000777000001", signedDate: Int64(SDKApp.start.timeIntervalSince1970 * 1000) + 1)
+        let synced = try await app.decoded(SDK.SyncResponse.self, .POST, "/v1/iap/storekit-transactions/",
+                                           body: #"{"jws_representation":"\#(jws)","user_id":"\#(user)"}"#)
+        #expect(synced.owned == true)
+        #expect(try await exists())
+        let afterSync = try await app.decoded(SDK.EntitlementsResponse.self, .GET, "/v1/iap/entitlements/?user_id=\(user)")
+        #expect(afterSync.entitlements.map(\.productId) == ["premium_monthly"] && afterSync.entitlements[0].source == .storeKit)
+
+        // A web checkout of another product, paid.
+        let checkout = try await app.decoded(SDK.CheckoutResponse.self, .POST, "/v1/iap/checkout-configs/",
+                                             body: #"{"product_id":"premium_yearly","user_id":"\#(user)","platform":"ios"}"#)
+        let paid = try await app.call(.POST, "/v1/desk/simulate/checkout",
+                                      body: #"{"transaction_id":"\#(checkout.transactionId)","outcome":"paid"}"#, key: SDKApp.operatorKey)
+        #expect(paid.status == 200, "\(paid.text)")
+        let transaction = try await app.decoded(SDK.CheckoutTransaction.self, .GET, "/v1/iap/transactions/\(checkout.transactionId)/")
+        #expect(transaction.status == "completed")
+        let both = try await app.decoded(SDK.EntitlementsResponse.self, .GET, "/v1/iap/entitlements/?user_id=\(user)")
+        #expect(Set(both.entitlements.map(\.productId)) == ["premium_monthly", "premium_yearly"])
+        // A second checkout of the product it has on the web: refused (one web subscription per product).
+        let again = try await app.call(.POST, "/v1/iap/checkout-configs/", body: #"{"product_id":"premium_yearly","user_id":"\#(user)","platform":"ios"}"#)
+        #expect(again.status == 409 && again.text.contains("already_subscribed"), "\(again.text)")
+
+        // The cancel flow: config, a response, the cancellation of the web subscription.
+        _ = try await app.decoded(SDK.CancelFlowConfig.self, .GET, "/v1/iap/cancel-flow/?user_id=\(user)")
+        for (path, body) in [
+            ("/v1/iap/cancel-flow/respond/", #"{"user_id":"\#(user)","product_id":"premium_yearly","outcome":"cancelled","offer_shown":true,"offer_accepted":false,"pause_shown":true,"pause_accepted":false,"last_step_seen":3,"answers":[{"question_id":1,"selected_option_id":11}]}"#),
+            ("/v1/iap/subscriptions/cancel/", #"{"product_id":"premium_yearly","user_id":"\#(user)","immediate":false}"#),
+        ] {
+            let reply = try await app.call(.POST, path, body: body)
+            #expect((200..<300).contains(reply.status), "\(path): \(reply.text)")
+        }
+        let cancelled = try await app.decoded(SDK.EntitlementsResponse.self, .GET, "/v1/iap/entitlements/?user_id=\(user)")
+        #expect(cancelled.entitlements.first { $0.productId == "premium_yearly" }?.willRenew == false)
+        _ = try await app.decoded(SDK.TransactionHistory.self, .GET, "/v1/iap/transaction-history/?user_id=\(user)")
+        _ = try await app.decoded(SDK.UserOfferResponse.self, .GET, "/v1/iap/user-offer/?user_id=\(user)")
+    }
 }

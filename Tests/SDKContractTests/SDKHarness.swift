@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import Testing
+import TestSupport
 
 @testable import SaveDeskServer
 
@@ -67,10 +68,12 @@ struct SDKApp {
         var config = try ConfigReader.load(file: try #require(DemoSeed.demoConfigPath))
         config.apiKeys.append(try #require(APIKey(key: key)))
         let clock = ManualClock(start)
-        let database = directory.appendingPathComponent("savedesk.sqlite").path
+        // SQLite, or the run's PostgreSQL cluster (`make test`'s second pass).
+        let database = try await TestDatabase.prepare(in: directory)
         _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: database, now: start)
         let running = try await SaveDeskBackend.start(
-            config: config, databasePath: database, clock: clock, logger: Logger(label: "sdk") { _ in SwiftLogNoOpLogHandler() }
+            config: config, databasePath: database, clock: clock, options: .init(testClock: true, dataDirectory: directory.path),
+            logger: Logger(label: "sdk") { _ in SwiftLogNoOpLogHandler() }
         )
         return SDKApp(running: running, directory: directory, clock: clock)
     }

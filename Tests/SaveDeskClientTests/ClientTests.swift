@@ -58,8 +58,8 @@ struct ClientTests {
             #expect(error.kind == .server(status: 422, code: "managed_by_app_store"))
             #expect(error.message.contains("billed by the App Store") && error.steps.count == 4)
         }
-        await #expect(throws: SaveDeskClientError(kind: .server(status: 404, code: "unknown_user"), message: "no customer with id \"cus_nobody\"")) {
-            _ = try await client.restoreEntitlements(userId: "cus_nobody")
+        await #expect(throws: SaveDeskClientError(kind: .server(status: 404, code: "no_subscription"), message: "cus_nobody has no Premium Monthly subscription")) {
+            try await client.cancelSubscription(productId: "premium_monthly", userId: "cus_nobody")
         }
         let wrongKey = SaveDeskClient(serverURL: server.url, key: "pk_test_not_a_real_key_00")
         await #expect(throws: SaveDeskClientError.self) { _ = try await wrongKey.cancelFlowConfig() }
@@ -176,7 +176,7 @@ struct OutboxTests {
         let outbox = try Outbox(directory: directory)
         let client = SaveDeskClient(serverURL: server.url, key: LocalServer.appKey, outbox: outbox)
         var unknown = Self.response(0)
-        unknown.userId = "cus_nobody"
+        unknown.answers = [.init(questionId: 99, selectedOptionId: 1)]
         try outbox.enqueue(.cancelFlowResponse, body: unknown)
         try outbox.enqueue(.cancelFlowResponse, body: Self.response(2))
         let report = await outbox.deliver(using: client)
@@ -184,7 +184,7 @@ struct OutboxTests {
         let aside = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("rejected").path)
         #expect(aside.filter { $0.hasSuffix(".json") }.count == 1 && outbox.rejectedCount == 1)
         let reason = try #require(aside.first { $0.hasSuffix(".reason") })
-        #expect(try String(contentsOf: directory.appendingPathComponent("rejected/\(reason)"), encoding: .utf8).contains("no customer with id"))
+        #expect(try String(contentsOf: directory.appendingPathComponent("rejected/\(reason)"), encoding: .utf8).contains("there is no question 99"))
     }
 }
 

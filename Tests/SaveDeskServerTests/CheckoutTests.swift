@@ -86,7 +86,8 @@ struct CheckoutTests {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
         expectFailure(try await server.app.createCheckout(body: .json(.init(productId: "gold", userId: "cus_ava"))), status: 404, code: "unknown_product")
-        expectFailure(try await server.app.createCheckout(body: .json(.init(productId: "premium_monthly", userId: "cus_nobody"))), status: 404, code: "unknown_user")
+        // Ava pays for Premium Monthly on the web already: one web subscription per product.
+        expectFailure(try await server.app.createCheckout(body: .json(.init(productId: "premium_monthly", userId: "cus_ava"))), status: 409, code: "already_subscribed")
         expectFailure(try await server.app.createCheckout(body: .json(.init(productId: "premium_monthly", userId: "cus_chloe", storekitSubscriptionEnd: TestServer.start.addingTimeInterval(-60)))),
                       status: 422, code: "storekit_period_over")
         expectFailure(try await server.app.getTransaction(path: .init(transactionId: "txn_nope")), status: 404, code: "unknown_transaction")

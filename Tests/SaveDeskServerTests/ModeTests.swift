@@ -60,7 +60,8 @@ struct ModeTests {
         let liveDesk = server.client(key: TestServer.liveOperatorKey), liveApp = server.client(key: TestServer.liveAppKey)
 
         expectFailure(try await server.desk.getCustomer(path: .init(customerId: "cus_live")), status: 404, code: "unknown_user")
-        expectFailure(try await server.app.getEntitlements(query: .init(userId: "cus_live")), status: 404, code: "unknown_user")
+        // An app of the other mode cannot use the id at all (ids are one space across modes).
+        expectFailure(try await server.app.getEntitlements(query: .init(userId: "cus_live")), status: 409, code: "user_id_in_other_mode")
         expectFailure(try await liveDesk.getCustomer(path: .init(customerId: "cus_test")), status: 404, code: "unknown_user")
         #expect(try await server.desk.searchCustomers().ok.body.json.customers.map(\.id) == ["cus_test"])
         #expect(try await liveDesk.searchCustomers().ok.body.json.customers.map(\.id) == ["cus_live"])

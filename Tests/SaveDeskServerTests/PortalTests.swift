@@ -77,10 +77,14 @@ struct PortalTests {
         #expect(entitlement.willRenew, "an expired link changes nothing")
     }
 
-    @Test func sessionsNeedAKnownCustomerAndAnAbsoluteReturnURL() async throws {
+    @Test func aNewUserGetsASessionAndReturnURLsAreAbsolute() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
-        expectFailure(try await server.app.createCustomerPortalSession(body: .json(.init(userId: "cus_nobody"))), status: 404, code: "unknown_user")
+        // A user id the server has not seen: the customer is made with the session, and has nothing.
+        let session = try await server.app.createCustomerPortalSession(body: .json(.init(userId: "cus_nobody"))).ok.body.json
+        #expect(try await server.count("customers", where: "id = 'cus_nobody'") == 1)
+        let page = await RawHTTP.get(port: server.running.port, try #require(URL(string: session.portalUrl)).path, key: nil)
+        #expect(page.status == 200, "\(page.body)")
         expectFailure(try await server.app.createCustomerPortalSession(body: .json(.init(userId: "cus_ava", returnUrl: "account"))),
                       status: 422, code: "invalid_return_url")
     }

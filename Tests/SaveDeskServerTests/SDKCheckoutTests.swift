@@ -61,9 +61,9 @@ struct SDKCheckoutTests {
     @Test func noVerifiedAppStoreSubscriptionMeansNoTrialAndNoDiscount() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
-        // Ava has no App Store subscription: a made-up transaction id bridges nothing.
+        // A new user has no App Store subscription: a made-up transaction id bridges nothing.
         let ava = try await server.app.createCheckout(body: .json(.init(
-            productId: "premium_monthly", userId: "cus_ava", storekitSubscriptionEnd: TestServer.start.addingTimeInterval(30 * 86_400),
+            productId: "premium_monthly", userId: "cus_fresh", storekitSubscriptionEnd: TestServer.start.addingTimeInterval(30 * 86_400),
             storekitOriginalTransactionId: "2000000899999999"
         ))).ok.body.json
         #expect(ava.amount == 799 && ava.trialEnd == nil && ava.pendingAmount == 0)
@@ -105,8 +105,8 @@ struct SDKCheckoutTests {
         let live = server.client(key: "zs_pk_live_savedesk_app_0001"), test = server.client(key: "zs_pk_test_savedesk_app_0001")
         expectFailure(try await live.getProducts(query: .init(demo: .migration)), status: 403, code: "test_mode_only")
         #expect(try await test.getProducts(query: .init(demo: .migration)).ok.body.json.config.offer?.rolloutPercent == 100)
-        // A zs_pk_live key is a live app key: test customers do not exist for it.
-        expectFailure(try await live.getEntitlements(query: .init(userId: "cus_ava")), status: 404, code: "unknown_user")
+        // A zs_pk_live key is a live app key: a test customer's id is not its to use.
+        expectFailure(try await live.getEntitlements(query: .init(userId: "cus_ava")), status: 409, code: "user_id_in_other_mode")
         #expect(try await test.getEntitlements(query: .init(userId: "cus_ava")).ok.body.json.entitlements.count == 1)
         expectFailure(try await test.searchCustomers(), status: 403, code: "secret_key_required")
     }

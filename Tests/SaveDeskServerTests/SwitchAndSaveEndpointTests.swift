@@ -41,7 +41,11 @@ struct SwitchAndSaveEndpointTests {
         #expect(hana.state == "accepted" && hana.subscription._type == .migrationTrial)
         let liam = try await server.app.getUserOffer(query: .init(userId: "cus_liam")).ok.body.json
         #expect(liam.state == "dismissed" && liam.dismissal?.dismissedBy == "Marco (support)")
-        expectFailure(try await server.app.getUserOffer(query: .init(userId: "cus_nobody")), status: 404, code: "unknown_user")
+        // A user id the server has not seen: a customer with nothing, and why nothing is offered.
+        let nobody = try await server.app.getUserOffer(query: .init(userId: "cus_nobody")).ok.body.json
+        #expect(nobody.subscription._type == .none && nobody.offer.isEligible == false && nobody.userId == "cus_nobody")
+        #expect(nobody.ineligibleReasons.map(\.code).contains("no_app_store_subscription"), "\(nobody.ineligibleReasons)")
+        #expect(try await server.count("customers", where: "id = 'cus_nobody'") == 0, "a read stores nothing")
     }
 
     @Test func aDismissalIsSeenByEveryConsoleUntilReset() async throws {
@@ -165,6 +169,8 @@ struct SwitchAndSaveFunnelTests {
         #expect(later.funnel.impressions == 0 && later.funnel.conversionRate == 0)
         expectFailure(try await app.recordOfferViewed(body: .json(.init(userId: "cus_chloe", productId: "premium_monthly", sessionId: "", flowType: "switch_and_save"))),
                       status: 400, code: "invalid_request")
-        expectFailure(try await app.recordMigrationConverted(body: .json(.init(userId: "cus_nobody"))), status: 404, code: "unknown_user")
+        // The SDK's placeholder for no user is nobody: its impression is not counted, no customer made.
+        #expect(try await app.recordOfferViewed(body: .json(.init(userId: "anonymous", productId: "premium_monthly", sessionId: "s-anon", flowType: "switch_and_save"))).ok.body.json.status == "anonymous")
+        #expect(try await server.count("customers", where: "id = 'anonymous'") == 0)
     }
 }

@@ -46,7 +46,7 @@ struct TestClockTests {
         let live = server.client(key: "sk_live_savedesk_ops_000001")
         expectFailure(try await live.simulateAppStoreEvent(body: .json(.init(originalTransactionId: "2000000810000001", event: .refund))),
                       status: 403, code: "test_mode_only")
-        let checkout = try await server.app.createCheckout(body: .json(.init(productId: "premium_monthly", userId: "cus_ava"))).ok.body.json
+        let checkout = try await server.app.createCheckout(body: .json(.init(productId: "premium_yearly", userId: "cus_ava"))).ok.body.json
         expectFailure(try await live.simulateCheckout(body: .json(.init(transactionId: checkout.transactionId, outcome: .paid))),
                       status: 403, code: "test_mode_only")
         // A test-mode key on this server: the clock is not adjustable.

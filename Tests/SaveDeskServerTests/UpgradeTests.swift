@@ -42,10 +42,11 @@ struct UpgradeTests {
             productId: "com.savedesk.reader.basic.monthly", purchaseDate: now, originalPurchaseDate: now,
             expiresDate: now + 20 * 86_400_000, environment: "Sandbox", type: nil, revocationDate: nil, signedDate: now
         )
-        _ = try await server.app.syncStoreKitTransaction(body: .json(.init(jwsRepresentation: try await ca.sign(basic), userId: "cus_ava"))).ok
-        let offer = try await server.app.getUpgradeOffer(query: .init(userId: "cus_ava", productId: "basic_monthly")).ok.body.json
+        // A reader the server has not seen: the StoreKit sync makes the customer.
+        _ = try await server.app.syncStoreKitTransaction(body: .json(.init(jwsRepresentation: try await ca.sign(basic), userId: "cus_reader_42"))).ok
+        let offer = try await server.app.getUpgradeOffer(query: .init(userId: "cus_reader_42", productId: "basic_monthly")).ok.body.json
         #expect(offer.available && offer.upgradeType == .storekitToWeb && offer.savingsPercent == 20, "$7.99 on the web vs $9.99")
-        let started = try await server.app.executeUpgrade(body: .json(.init(userId: "cus_ava", currentProductId: "basic_monthly", targetProductId: "premium_monthly"))).ok.body.json
+        let started = try await server.app.executeUpgrade(body: .json(.init(userId: "cus_reader_42", currentProductId: "basic_monthly", targetProductId: "premium_monthly"))).ok.body.json
         #expect(started.upgradeType == "storekit_to_web")
         let transaction = try #require(started.transactionId)
         #expect(started.checkoutUrl?.hasSuffix("/checkout/\(transaction)") == true)
@@ -59,7 +60,8 @@ struct UpgradeTests {
         #expect(!top.available && top.reason == "already_highest_tier" && top.reasonMessage == "Premium Monthly is already the highest tier")
         let paused = try await server.app.getUpgradeOffer(query: .init(userId: "cus_emma", productId: "premium_yearly")).ok.body.json
         #expect(!paused.available && paused.reason == "paused" && paused.reasonMessage?.contains("resume it") == true)
-        expectFailure(try await server.app.getUpgradeOffer(query: .init(userId: "cus_nobody", productId: "basic_monthly")), status: 404, code: "unknown_user")
+        let nobody = try await server.app.getUpgradeOffer(query: .init(userId: "cus_nobody", productId: "basic_monthly")).ok.body.json
+        #expect(!nobody.available && nobody.reason == "no_active_subscription", "a new user has nothing to upgrade")
         expectFailure(try await server.app.executeUpgrade(body: .json(.init(userId: "cus_ava", currentProductId: "premium_monthly", targetProductId: "basic_monthly"))),
                       status: 422, code: "already_highest_tier")
         let answered = try await server.app.respondToUpgradeOffer(body: .json(.init(userId: "cus_farah", currentProductId: "basic_monthly", targetProductId: "premium_monthly", outcome: .declined)))

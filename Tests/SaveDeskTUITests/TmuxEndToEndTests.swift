@@ -131,6 +131,8 @@ struct TmuxEndToEndTests {
         try await terminal.waitFor("16 demo stories")
         try await terminal.keys("f")
         try await terminal.waitFor("generated customers \u{00B7} page 1 of")
+        // The footer names the filter at once; the page follows when it has loaded.
+        try await terminal.waitFor(" of 20")
         let history = try await terminal.screen()
         let marked = history.split(separator: "\n").filter { $0.contains(/\d+\u{2013}\d+ of \d+\s*$/) }
         #expect(marked.count == 1, "one position marker:\n\(history)")

@@ -120,7 +120,8 @@ struct APIHandlers: APIProtocol {
     func getDeskSession(_ input: Operations.GetDeskSession.Input) async throws -> Operations.GetDeskSession.Output {
         let scope = try RequestScope.ofRequest()
         return .ok(.init(body: .json(.init(
-            _operator: scope.actor, mode: scope.isSandbox ? .test : .live, serverTime: service.clock.now(scope)
+            _operator: scope.actor, mode: scope.isSandbox ? .test : .live, serverTime: service.clock.now(scope),
+            newCustomers: try await desk.newCustomerFigures(scope: scope)
         ))))
     }
 

@@ -42,6 +42,7 @@ struct APIMiddleware: ServerMiddleware {
             }
             RequestTrace.note { $0.operation = operationID }
             var scope = try authorize(request, operation: operation, requestId: requestId)
+            scope.clientAddress = RateLimitMiddleware.clientAddress
             RequestTrace.note { [scope] in
                 $0.actor = scope.actor
                 $0.livemode = scope.livemode

@@ -19,6 +19,11 @@ struct RequestScope: Sendable {
     /// The digest of what the request asks (operation, path parameters, canonical body), which an
     /// Idempotency-Key is bound to.
     var fingerprint: String?
+    /// An app's call (a publishable key): what it creates is charged to the key's and the
+    /// address's budgets. Operators' secret keys and Apple are not.
+    var isPublishable = false
+    /// The client's address, as the rate limits saw it (nil outside a request).
+    var clientAddress: String?
 
     /// True for test-mode keys (`*_test_*`).
     var isSandbox: Bool { !livemode }
@@ -29,6 +34,7 @@ struct RequestScope: Sendable {
         self.requestId = requestId
         livemode = key.mode == .live
         self.fingerprint = fingerprint
+        isPublishable = key.kind == .publishable
     }
 
     init(actor: String, principal: String, requestId: String, livemode: Bool) {

@@ -155,7 +155,7 @@ final class AppStoreService: Sendable {
             scope, operation: "syncStoreKitTransaction", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
             action: "app_store.transaction_synced"
         ) { data, now in
-            _ = try await data.customers.inScope(request.userId, scope)
+            try await changes.customer(data, id: request.userId, scope: scope, now: now)
             switch try await apply(transaction, product: product, price: price, renewal: nil, willAutoRenew: request.willAutoRenew,
                                    userId: request.userId, data, now: now, scope: scope) {
             case .conflict(let owner):
@@ -198,7 +198,7 @@ final class AppStoreService: Sendable {
             scope, operation: "reconcileStoreKitTransactions", request: request, idempotencyKey: idempotencyKey, customerId: userId,
             action: "app_store.reconciled"
         ) { data, now in
-            _ = try await data.customers.inScope(userId, scope)
+            try await changes.customer(data, id: userId, scope: scope, now: now)
             var skipped = skipped, emitted = 0
             for (transaction, product, price, renewal) in verified {
                 switch try await apply(transaction, product: product, price: price, renewal: renewal, willAutoRenew: nil,
@@ -224,7 +224,7 @@ final class AppStoreService: Sendable {
             scope, operation: "claimEntitlement", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
             action: "app_store.claimed"
         ) { data, now in
-            _ = try await data.customers.inScope(request.userId, scope)
+            try await changes.customer(data, id: request.userId, scope: scope, now: now)
             if var record = try await data.ledger.subscription(originalTransactionId: otid), record.livemode == scope.livemode,
                 record.customerId != request.userId
             {

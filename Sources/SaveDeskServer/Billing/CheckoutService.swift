@@ -70,6 +70,8 @@ final class CheckoutService: Sendable {
             scope, operation: "createCheckout", request: request, idempotencyKey: idempotencyKey, customerId: userId, action: "checkout.created"
         ) { data, now in
             let facts = try await switchAndSave.facts(data, userId: userId, now: Date(unixSeconds: now), scope: scope)
+            try Self.refuseSecondWebSubscription(product, in: facts.records)
+            try await changes.customer(data, id: userId, scope: scope, now: now)
             let bridge = try await bridgeEnd(data, ask: ask, userId: userId, appStore: facts.appStore, now: now, scope: scope)
             // The discount: only for a customer the server itself finds eligible, switching to the
             // product the offer is for.
@@ -191,6 +193,17 @@ final class CheckoutService: Sendable {
         )
     }
 
+    /// 409 `already_subscribed` when `subscriptions` hold a live web subscription to `product`.
+    static func refuseSecondWebSubscription(_ product: ServerConfig.ProductConfig, in subscriptions: [SubscriptionRecord]) throws(SaveDeskError) {
+        let live = subscriptions.last { $0.productId == product.id && $0.source == .web && $0.entitlementStatus.isLive }
+        guard let live, OneWebSubscription.blocks(
+            product.id, in: subscriptions, product: \.productId, isWeb: { $0.source == .web }, status: \.entitlementStatus
+        ) else { return }
+        throw SaveDeskError.conflict(
+            OneWebSubscription.reason(productName: product.displayName, isTrial: live.trialType == "migration"), code: "already_subscribed"
+        )
+    }
+
     /// The client secret of a deferred checkout: made once, the same on every repeat; 410 once the
     /// checkout expired.
     func finalize(id: String, scope: RequestScope) async throws -> Schemas.FinalizeResponse {
@@ -231,7 +244,7 @@ final class CheckoutService: Sendable {
     func history(userId: String, scope: RequestScope) async throws -> Schemas.TransactionHistory {
         let livemode = scope.livemode
         return try await store.read { data in
-            _ = try await data.customers.inScope(userId, scope)
+            _ = try await data.customers.lookup(userId, scope)
             var entries: [(at: Int64, transaction: Schemas.CheckoutTransaction)] = []
             let checkouts = try await data.checkouts.checkouts(customerId: userId, livemode: livemode)
             for record in checkouts {
@@ -288,6 +301,9 @@ final class CheckoutService: Sendable {
                 return .init(output: wire(record, expiresAt: nil), before: nil, after: nil)
             }
             let product = try config.requireProduct(record.productId)
+            // Paid while another checkout already made the subscription: no second one, no charge
+            // (the checkout stays pending, refused again on every try, until it expires).
+            try Self.refuseSecondWebSubscription(product, in: try await data.ledger.subscriptions(customerId: record.customerId))
             let interval = product.interval
             let start = record.trialEnd ?? now
             var subscription = SubscriptionRecord(

@@ -18,7 +18,7 @@ extension SubscriptionService {
         try await changes.mutate(
             scope, operation: operation, request: request, idempotencyKey: idempotencyKey, customerId: userId, action: action
         ) { data, now in
-            let customer = try await data.customers.inScope(userId, scope)
+            let customer = try await data.customers.inScope(userId, scope, at: now)
             var subscription = try await data.ledger.target(customer: customer, product: product, action: verb)
             let before = subscription
             var wroteMore = false

@@ -62,7 +62,7 @@ final class UpgradeService: Sendable {
 
     private func plan(_ data: Repositories, userId: String, productId: String, now: Int64, scope: RequestScope) async throws -> Result<Plan, SaveDeskError> {
         let current = try config.requireProduct(productId)
-        _ = try await data.customers.inScope(userId, scope)
+        _ = try await data.customers.lookup(userId, scope)
         let live = try await data.ledger.subscriptions(customerId: userId)
             .filter { $0.productId == productId && $0.entitlementStatus.isLive }
         guard let subscription = live.last(where: { $0.source == .web }) ?? live.last else {
@@ -170,8 +170,8 @@ final class UpgradeService: Sendable {
         return try await changes.mutate(
             scope, operation: "respondToUpgradeOffer", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
             action: "upgrade_offer.\(request.outcome.rawValue)"
-        ) { data, _ in
-            _ = try await data.customers.inScope(request.userId, scope)
+        ) { data, now in
+            try await changes.customer(data, id: request.userId, scope: scope, now: now)
             return .init(output: .init(status: "recorded"), before: nil, after: nil)
         }
     }

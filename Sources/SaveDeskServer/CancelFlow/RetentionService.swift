@@ -26,7 +26,7 @@ final class RetentionService: Sendable {
             scope, operation: "recordAppStoreCancellation", request: ["customer_id": customerId, "product_id": request.productId],
             idempotencyKey: idempotencyKey, customerId: customerId, action: "app_store.cancellation_read_out"
         ) { data, now in
-            let customer = try await data.customers.inScope(customerId, scope)
+            let customer = try await data.customers.existing(customerId, scope)
             let record = try await appStoreSubscription(data, customer: customer, product: product, purpose: "cancellation")
             if var latest = try await data.appStore.latestCancellation(subscriptionId: record.id), latest.confirmedAt == nil || Self.appleSaysOff(record) {
                 // Still waiting (or already confirmed and still off): the same record answers.
@@ -61,7 +61,7 @@ final class RetentionService: Sendable {
             scope, operation: "issueRetentionOfferCode", request: ["customer_id": customerId, "product_id": request.productId],
             idempotencyKey: idempotencyKey, customerId: customerId, action: "cancel_flow.offer_code"
         ) { data, now in
-            let customer = try await data.customers.inScope(customerId, scope)
+            let customer = try await data.customers.existing(customerId, scope)
             _ = try await appStoreSubscription(data, customer: customer, product: product, purpose: "offer code")
             let (code, isNew) = try await OfferCodePool.cancelFlow.issue(
                 to: customer.id, by: scope.actor, data, now: now, configKey: "cancel_flow.app_store_offer.offer_codes"

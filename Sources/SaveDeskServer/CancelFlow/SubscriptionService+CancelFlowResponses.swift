@@ -14,7 +14,7 @@ extension SubscriptionService {
             scope, operation: "submitCancelFlowResponse", request: response, idempotencyKey: idempotencyKey,
             customerId: response.userId, action: "cancel_flow.response"
         ) { data, now in
-            _ = try await data.customers.inScope(response.userId, scope)
+            try await changes.customer(data, id: response.userId, scope: scope, now: now)
             let id = "cr_" + UUID().uuidString.lowercased()
             try await data.cancelFlow.insert(.init(
                 id: id, customerId: response.userId, productId: response.productId, outcome: response.outcome.rawValue,
@@ -49,7 +49,7 @@ extension SubscriptionService {
     func entitlements(userId: String, scope: RequestScope) async throws -> [Entitlement] {
         let now = clock.now(scope)
         return try await store.transaction(key: "customer:" + userId) { data in
-            _ = try await data.customers.inScope(userId, scope)
+            _ = try await data.customers.lookup(userId, scope)
             try await changes.settlement.settle(data, customerId: userId, now: now.unixSeconds, scope: scope)
             return try await data.ledger.subscriptions(customerId: userId).map {
                 EntitlementMapping.entitlement($0, now: now, policy: config.billing.lifecyclePolicy)

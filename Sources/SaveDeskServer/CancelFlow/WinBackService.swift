@@ -27,7 +27,7 @@ final class WinBackService: Sendable {
             scope, operation: "winBackCustomer", request: ["customer_id": customerId, "product_id": request.productId],
             idempotencyKey: idempotencyKey, customerId: customerId, action: "win_back"
         ) { data, now in
-            let customer = try await data.customers.inScope(customerId, scope)
+            let customer = try await data.customers.existing(customerId, scope)
             let records = try await data.ledger.subscriptions(customerId: customerId).filter { $0.productId == product.id }
             if let live = records.last(where: { $0.entitlementStatus.isLive }) {
                 throw SaveDeskError.conflict(

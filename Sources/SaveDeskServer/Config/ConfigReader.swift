@@ -421,7 +421,11 @@ public enum ConfigReader {
         let fields = ["requests_per_second", "burst_requests", "bytes_per_second", "burst_bytes"]
         let perAddress: [String] = fields.map { "address_" + $0 }
         let perKey: [String] = fields.map { "key_" + $0 }
-        node.allowOnly(Set(["enabled", "client_address_header"] + perAddress + perKey))
+        let newCustomers = [
+            "key_new_customers_per_second", "key_new_customers_burst", "address_new_customers_per_second", "address_new_customers_burst",
+            "key_new_customers_per_day",
+        ]
+        node.allowOnly(Set(["enabled", "client_address_header"] + perAddress + perKey + newCustomers))
         func budget(_ prefix: String, _ fallback: ServerConfig.RateLimitSettings.Budget) -> ServerConfig.RateLimitSettings.Budget {
             func value(_ name: String, _ current: Double) -> Double {
                 node.double(prefix + name, in: 0.001...1e12) ?? current
@@ -441,10 +445,19 @@ public enum ConfigReader {
         if let header, header.isEmpty || !header.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) {
             node.issues.add(node.child("client_address_header"), "must be a header name such as X-Forwarded-For, got \"\(header)\"")
         }
-        return .init(
+        var settings = ServerConfig.RateLimitSettings(
             enabled: node.bool("enabled", default: true), perAddress: budget("address_", defaults.perAddress),
             perKey: budget("key_", defaults.perKey), clientAddressHeader: header
         )
+        let fallback = defaults.newCustomers
+        settings.newCustomers = .init(
+            perKeyPerSecond: node.double("key_new_customers_per_second", in: 0.001...1e9) ?? fallback.perKeyPerSecond,
+            perKeyBurst: node.double("key_new_customers_burst", in: 1...1e9) ?? fallback.perKeyBurst,
+            perAddressPerSecond: node.double("address_new_customers_per_second", in: 0.001...1e9) ?? fallback.perAddressPerSecond,
+            perAddressBurst: node.double("address_new_customers_burst", in: 1...1e9) ?? fallback.perAddressBurst,
+            perKeyPerDay: node.int("key_new_customers_per_day", required: false, in: 1...1_000_000_000) ?? fallback.perKeyPerDay
+        )
+        return settings
     }
 
     /// The largest request body any call accepts (`x-savedesk-body-limit` in openapi.yaml).

@@ -157,6 +157,27 @@ public struct ServerConfig: Sendable {
             }
         }
 
+        /// Customers made by app calls (a user id the server had not seen): per publishable key and
+        /// per client address, a rate with a burst; per key, a hard cap in any 24 hours.
+        public struct NewCustomers: Hashable, Sendable {
+            public var perKeyPerSecond: Double
+            public var perKeyBurst: Double
+            public var perAddressPerSecond: Double
+            public var perAddressBurst: Double
+            public var perKeyPerDay: Int
+
+            public init(
+                perKeyPerSecond: Double = 20, perKeyBurst: Double = 200, perAddressPerSecond: Double = 1, perAddressBurst: Double = 30,
+                perKeyPerDay: Int = 500_000
+            ) {
+                self.perKeyPerSecond = perKeyPerSecond
+                self.perKeyBurst = perKeyBurst
+                self.perAddressPerSecond = perAddressPerSecond
+                self.perAddressBurst = perAddressBurst
+                self.perKeyPerDay = perKeyPerDay
+            }
+        }
+
         public var enabled: Bool
         /// Each client address (every request but those with a secret key).
         public var perAddress: Budget
@@ -165,6 +186,7 @@ public struct ServerConfig: Sendable {
         /// A header that carries the client's address when the server sits behind a proxy (its
         /// last entry is taken: the one the proxy added). Nil: the connection's peer.
         public var clientAddressHeader: String?
+        public var newCustomers = NewCustomers()
 
         public init(
             enabled: Bool = true,

@@ -10,13 +10,29 @@ final class DeskService: Sendable {
     let config: ServerConfig
     let settlement: Settlement
     let retention: RetentionService
+    let admission: CustomerAdmission?
 
-    init(store: Store, clock: DataClock, config: ServerConfig, settlement: Settlement, retention: RetentionService) {
+    init(
+        store: Store, clock: DataClock, config: ServerConfig, settlement: Settlement, retention: RetentionService,
+        admission: CustomerAdmission? = nil
+    ) {
+        self.admission = admission
         self.store = store
         self.clock = clock
         self.config = config
         self.settlement = settlement
         self.retention = retention
+    }
+
+    /// The customers app calls made in the key's mode in the last 24 hours, and the limits on them
+    /// (the console's status; `savedesk-server` logs each refusal past the cap).
+    func newCustomerFigures(scope: RequestScope) async throws -> Schemas.NewCustomerFigures {
+        let since = clock.now(scope).unixSeconds - Seconds.wholeDay
+        let created = try await store.read { data in try await data.customers.createdByApps(livemode: scope.livemode, since: since) }
+        return .init(
+            createdLast24h: created, dailyCapPerKey: config.rateLimits.newCustomers.perKeyPerDay,
+            refusedSinceStart: admission?.refusedSinceStart ?? 0
+        )
     }
 
     /// Customers of the key's mode whose id is the query, or whose email or name contains it
@@ -59,7 +75,7 @@ final class DeskService: Sendable {
         let now = clock.now(scope)
         let policy = config.billing.lifecyclePolicy
         return try await store.transaction(key: "customer:" + customerId) { data in
-            let customer = try await data.customers.inScope(customerId, scope)
+            let customer = try await data.customers.existing(customerId, scope)
             try await settlement.settle(data, customerId: customerId, now: now.unixSeconds, scope: scope)
             var subs: [Schemas.Subscription] = []
             var entitlements: [Schemas.DeskEntitlement] = []
@@ -115,7 +131,7 @@ final class DeskService: Sendable {
 
     func timeline(customerId: String, limit: Int, scope: RequestScope) async throws -> Schemas.TimelineResponse {
         return try await store.read { data in
-            _ = try await data.customers.inScope(customerId, scope)
+            _ = try await data.customers.existing(customerId, scope)
             let events = try await data.audit.timeline(customerId: customerId, limit: limit)
             return Schemas.TimelineResponse(events: try events.map { event in
                 Schemas.AuditEvent(

@@ -51,6 +51,17 @@ final class ServerMetrics: Sendable {
         Counter(label: "savedesk_rate_limit_refusals_total", dimensions: [("payer", payer), ("budget", budget)], factory: factory).increment()
     }
 
+    /// A new customer refused (`savedesk_new_customer_refusals_total{reason}`): address, key or
+    /// daily_cap.
+    func newCustomerRefused(reason: String) {
+        Counter(label: "savedesk_new_customer_refusals_total", dimensions: [("reason", reason)], factory: factory).increment()
+    }
+
+    /// A customer made by an app call (`savedesk_new_customers_total{mode}`).
+    func newCustomer(livemode: Bool) {
+        Counter(label: "savedesk_new_customers_total", dimensions: [("mode", livemode ? "live" : "test")], factory: factory).increment()
+    }
+
     // MARK: App Store
 
     /// An App Store notification: verified with its outcome (applied, duplicate, unchanged, stale,

@@ -61,7 +61,7 @@ final class PortalService: Sendable {
             scope, operation: "createCustomerPortalSession", request: request, idempotencyKey: idempotencyKey,
             customerId: request.userId, action: "portal.session_created"
         ) { data, now in
-            _ = try await data.customers.inScope(request.userId, scope)
+            try await changes.customer(data, id: request.userId, scope: scope, now: now)
             let token = Self.newToken()
             let expires = now + Int64(minutes) * 60
             try await data.portalSessions.insert(.init(

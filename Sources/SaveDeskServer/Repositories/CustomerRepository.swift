@@ -5,6 +5,19 @@ import SQLKit
 protocol CustomerRepository: Sendable {
     func find(id: String) async throws -> CustomerRecord?
     func insert(_ customer: CustomerRecord) async throws
+    /// Writes a stored customer's fields (an operator's update, the import).
+    func update(_ customer: CustomerRecord) async throws
+    /// How many customers the key with digest `principal` made at or after `time`.
+    func createdCount(by principal: String, since time: Int64) async throws -> Int
+    /// How many customers app calls made in a mode at or after `time` (all keys).
+    func createdByApps(livemode: Bool, since time: Int64) async throws -> Int
+    /// The customer of a mode the app gave `token` as its App Store `appAccountToken`.
+    func find(appAccountToken token: String, livemode: Bool) async throws -> CustomerRecord?
+    /// The customer an operator linked an App Store original transaction to (the import).
+    func linked(originalTransactionId: String, livemode: Bool) async throws -> String?
+    /// Links App Store original transactions to a customer (an operator's import); a link another
+    /// customer holds moves.
+    func link(originalTransactionIds: [String], to customerId: String, livemode: Bool) async throws
     /// How many customers there are whose id starts with `idPrefix` ("" for all).
     func count(idPrefix: String) async throws -> Int
     /// The ids of every customer of a mode, in order.
@@ -27,6 +40,44 @@ struct SQLCustomerRepository: CustomerRepository {
     }
 
     func insert(_ customer: CustomerRecord) async throws { try await db.insert(customer, into: "customers") }
+
+    func update(_ customer: CustomerRecord) async throws {
+        try await db.update("customers")
+            .set("name", to: customer.name).set("email", to: customer.email).set("country", to: customer.country)
+            .set("app_account_token", to: customer.appAccountToken).set("billing_customer_id", to: customer.billingCustomerId)
+            .where("id", .equal, customer.id).run()
+    }
+
+    func createdCount(by principal: String, since time: Int64) async throws -> Int {
+        try await db.select().column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("customers")
+            .where("created_by", .equal, principal).where("created_at", .greaterThanOrEqual, time)
+            .first()?.decode(column: "n", as: Int.self) ?? 0
+    }
+
+    func createdByApps(livemode: Bool, since time: Int64) async throws -> Int {
+        try await db.select().column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("customers")
+            .where("created_by", .isNot, SQLLiteral.null).where("created_at", .greaterThanOrEqual, time).where("livemode", .equal, livemode)
+            .first()?.decode(column: "n", as: Int.self) ?? 0
+    }
+
+    func find(appAccountToken token: String, livemode: Bool) async throws -> CustomerRecord? {
+        try await db.select().column("*").from("customers").where("app_account_token", .equal, token).where("livemode", .equal, livemode)
+            .first(decoding: CustomerRecord.self, with: SQLCoding.rowDecoder)
+    }
+
+    func linked(originalTransactionId: String, livemode: Bool) async throws -> String? {
+        try await db.select().column("customer_id").from("app_store_links").where("original_transaction_id", .equal, originalTransactionId)
+            .where("livemode", .equal, livemode).first()?.decode(column: "customer_id", as: String.self)
+    }
+
+    func link(originalTransactionIds: [String], to customerId: String, livemode: Bool) async throws {
+        for otid in originalTransactionIds {
+            try await db.insert(into: "app_store_links").columns("original_transaction_id", "customer_id", "livemode")
+                .values(SQLBindings.of(otid, customerId, livemode))
+                .onConflict(with: ["original_transaction_id"]) { $0.set(excludedValueOf: "customer_id").set(excludedValueOf: "livemode") }
+                .run()
+        }
+    }
 
     func count(idPrefix: String) async throws -> Int {
         let escaped = idPrefix.escapedForLike

@@ -10,7 +10,7 @@ extension LedgerRepository {
         switch SubscriptionTarget.choose(subscriptions, isWeb: { $0.source == .web }, status: \.entitlementStatus) {
         case .web(let subscription): return subscription
         case .appStore: throw SaveDeskError.managedByAppStore(productName: product.displayName, action: action)
-        case .none: throw SaveDeskError.notFound("\(customer.name) has no \(product.displayName) subscription", code: "no_subscription")
+        case .none: throw SaveDeskError.notFound("\(customer.displayName) has no \(product.displayName) subscription", code: "no_subscription")
         }
     }
 }

@@ -8,6 +8,8 @@ struct ChangeTransaction: Sendable {
     let store: Store
     let clock: DataClock
     let settlement: Settlement
+    /// The budgets of new customers made by app calls (nil: none, as in tools).
+    var admission: CustomerAdmission? = nil
 
     /// How long an Idempotency-Key answers as its first request did.
     static let idempotencyLifetime = Seconds.wholeDay
@@ -52,6 +54,24 @@ struct ChangeTransaction: Sendable {
             }
             return result.output
         }.output
+    }
+
+    /// The customer of a write: the stored one, or, for a user id the server has not seen, a new
+    /// customer inserted now in the caller's transaction (an app's call is admitted first: its
+    /// key's and address's budgets, its key's daily cap).
+    @discardableResult
+    func customer(_ data: Repositories, id: String, scope: RequestScope, now: Int64) async throws -> CustomerRecord {
+        if let customer = try await data.customers.lookup(id, scope) { return customer }
+        var customer = CustomerRecord.new(id: id, livemode: scope.livemode, at: now)
+        if scope.isPublishable {
+            try await admission?.admit(scope) {
+                try await data.customers.createdCount(by: scope.principal, since: now - Seconds.wholeDay)
+            }
+            customer.createdBy = scope.principal
+        }
+        try await data.customers.insert(customer)
+        admission?.metrics?.newCustomer(livemode: scope.livemode)
+        return customer
     }
 
     /// Runs `body` in one transaction that honours an Idempotency-Key for operations that are not

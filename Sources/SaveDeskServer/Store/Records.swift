@@ -28,18 +28,30 @@ struct CustomerRecord: Codable, Hashable, Sendable {
     var kind: Kind = .customer
     /// A demo story's one line: what to try with this customer.
     var story: String?
+    /// The digest of the publishable key whose app call created this customer (a user id the
+    /// server had not seen); nil for customers an operator, the import or the seed made. The
+    /// key's daily cap counts these.
+    var createdBy: String?
+    /// The `appAccountToken` the app sets on its App Store purchases for this user (a UUID, lower
+    /// case): signed App Store data carrying it attaches to this customer.
+    var appAccountToken: String?
+    /// The customer's id at a payment provider that bills them on the web elsewhere (imported).
+    var billingCustomerId: String?
 
     /// The column names, spelled out (see `SubscriptionRecord.CodingKeys`): a search page decodes
     /// its rows without converting keys.
     enum CodingKeys: String, CodingKey {
         case id, name, email, country, createdAt = "created_at", cardFailing = "card_failing", livemode, kind, story
-        case listRank = "list_rank"
+        case listRank = "list_rank", createdBy = "created_by", appAccountToken = "app_account_token", billingCustomerId = "billing_customer_id"
     }
 
     init(
         id: String, name: String, email: String, country: String?, createdAt: Int64, cardFailing: Bool, livemode: Bool = false,
-        kind: Kind = .customer, story: String? = nil
+        kind: Kind = .customer, story: String? = nil, createdBy: String? = nil, appAccountToken: String? = nil, billingCustomerId: String? = nil
     ) {
+        self.createdBy = createdBy
+        self.appAccountToken = appAccountToken
+        self.billingCustomerId = billingCustomerId
         self.id = id
         self.name = name
         self.email = email
@@ -62,7 +74,23 @@ struct CustomerRecord: Codable, Hashable, Sendable {
         livemode = try values.decode(Bool.self, forKey: .livemode)
         kind = try values.decodeIfPresent(Kind.self, forKey: .kind) ?? .customer
         story = try values.decodeIfPresent(String.self, forKey: .story)
+        createdBy = try values.decodeIfPresent(String.self, forKey: .createdBy)
+        appAccountToken = try values.decodeIfPresent(String.self, forKey: .appAccountToken)
+        billingCustomerId = try values.decodeIfPresent(String.self, forKey: .billingCustomerId)
     }
+
+    /// A user id the server has not seen, as the request's mode sees it: a customer with nothing
+    /// yet (no name, email or country: the app has not said).
+    static func new(id: String, livemode: Bool, at time: Int64) -> CustomerRecord {
+        CustomerRecord(id: id, name: "", email: "", country: nil, createdAt: time, cardFailing: false, livemode: livemode)
+    }
+
+    /// What the SDK sends as `user_id` when it has none (funnel events, offer impressions):
+    /// never a customer.
+    static let anonymous = "anonymous"
+
+    /// What a person reads for this customer: the name, or the id when there is none.
+    var displayName: String { name.isEmpty ? id : name }
 
     /// Its row: the listing's rank goes with its kind.
     func encode(to encoder: any Encoder) throws {
@@ -77,6 +105,9 @@ struct CustomerRecord: Codable, Hashable, Sendable {
         try values.encode(kind, forKey: .kind)
         try values.encode(story, forKey: .story)
         try values.encode(kind.listRank, forKey: .listRank)
+        try values.encode(createdBy, forKey: .createdBy)
+        try values.encode(appAccountToken, forKey: .appAccountToken)
+        try values.encode(billingCustomerId, forKey: .billingCustomerId)
     }
 }
 

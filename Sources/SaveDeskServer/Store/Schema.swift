@@ -9,7 +9,29 @@ enum Schema {
         let flag = kind == .sqlite ? "INTEGER" : "BOOLEAN", no = kind == .sqlite ? "0" : "FALSE"
         return shared(flag: flag, no: no) + [
             (5, kind == .sqlite ? sqliteSearch : postgresSearch), (6, rollups(flag: flag)), (7, unrolled(flag: flag)),
-            (8, modes(flag: flag, no: no)), (9, kinds),
+            (8, modes(flag: flag, no: no)), (9, kinds), (10, identities(flag: flag)),
+        ]
+    }
+
+    /// A real app's users: who created a customer (the key's digest, for its daily cap), the
+    /// App Store `appAccountToken` that links signed data to a customer, a payment provider's id,
+    /// App Store original transactions an operator imported for a customer, and the signed payload
+    /// of a notification no customer could take yet (kept, to apply once one syncs or claims it).
+    private static func identities(flag: String) -> [String] {
+        [
+            "ALTER TABLE customers ADD COLUMN created_by TEXT",
+            "ALTER TABLE customers ADD COLUMN app_account_token TEXT",
+            "ALTER TABLE customers ADD COLUMN billing_customer_id TEXT",
+            "CREATE INDEX customers_created_by ON customers (created_by, created_at)",
+            "CREATE UNIQUE INDEX customers_app_account_token ON customers (livemode, app_account_token)",
+            """
+            CREATE TABLE app_store_links (
+                original_transaction_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL REFERENCES customers (id),
+                livemode \(flag) NOT NULL)
+            """,
+            "CREATE INDEX app_store_links_customer ON app_store_links (customer_id)",
+            "ALTER TABLE appstore_notifications ADD COLUMN signed_payload TEXT",
+            "CREATE INDEX appstore_notifications_waiting ON appstore_notifications (original_transaction_id, outcome)",
         ]
     }
 

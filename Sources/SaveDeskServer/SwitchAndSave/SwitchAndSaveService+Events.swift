@@ -6,12 +6,14 @@ import SaveDeskAPI
 extension SwitchAndSaveService {
     func recordImpression(_ request: Schemas.OfferViewedRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.StatusResponse {
         _ = try config.requireProduct(request.productId)
+        // The SDK's placeholder for a user it does not know: nobody to count an impression for.
+        guard request.userId != CustomerRecord.anonymous else { return Schemas.StatusResponse(status: "anonymous") }
         let variant = request.variantId.map(String.init) ?? ""
         return try await changes.mutate(
             scope, operation: "recordOfferViewed", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
             action: "switch_and_save.viewed"
         ) { data, now in
-            _ = try await data.customers.inScope(request.userId, scope)
+            try await changes.customer(data, id: request.userId, scope: scope, now: now)
             guard try await !data.switchAndSave.hasImpression(customerId: request.userId, sessionId: request.sessionId, variantId: variant) else {
                 return ChangeTransaction.Change(output: Schemas.StatusResponse(status: "duplicate"), before: nil, after: nil, changed: false)
             }
@@ -30,7 +32,7 @@ extension SwitchAndSaveService {
             scope, operation: "recordMigrationConverted", request: request, idempotencyKey: idempotencyKey,
             customerId: request.userId, action: "switch_and_save.converted"
         ) { data, now in
-            _ = try await data.customers.inScope(request.userId, scope)
+            try await changes.customer(data, id: request.userId, scope: scope, now: now)
             let already = try await data.switchAndSave.hasConversion(customerId: request.userId)
             if !already {
                 try await data.switchAndSave.recordConversion(

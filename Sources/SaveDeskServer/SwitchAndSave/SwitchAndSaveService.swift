@@ -33,7 +33,7 @@ final class SwitchAndSaveService: Sendable {
 
     /// The decision for a customer, inside the caller's transaction (billing settled first).
     func facts(_ data: Repositories, userId: String, now: Date, scope: RequestScope) async throws -> Facts {
-        let customer = try await data.customers.inScope(userId, scope)
+        let customer = try await data.customers.inScope(userId, scope, at: now.unixSeconds)
         try await changes.settlement.settle(data, customerId: userId, now: now.unixSeconds, scope: scope)
         let records = try await data.ledger.subscriptions(customerId: userId)
         let entitlements = records.map { EntitlementMapping.entitlement($0, now: now, policy: config.billing.lifecyclePolicy) }
@@ -128,7 +128,7 @@ final class SwitchAndSaveService: Sendable {
             scope, operation: "recordOfferDismissed", request: request, idempotencyKey: idempotencyKey, customerId: request.userId,
             action: "switch_and_save.dismissed"
         ) { data, now in
-            _ = try await data.customers.inScope(request.userId, scope)
+            try await changes.customer(data, id: request.userId, scope: scope, now: now)
             try await data.switchAndSave.recordDismissal(
                 customerId: request.userId, flowType: request.flowType.rawValue, by: scope.actor, at: now,
                 variantId: request.variantId.map(String.init)
@@ -142,7 +142,7 @@ final class SwitchAndSaveService: Sendable {
             scope, operation: "resetOfferDismissal", request: ["customer_id": customerId], idempotencyKey: idempotencyKey,
             customerId: customerId, action: "switch_and_save.dismissal_reset"
         ) { data, _ in
-            _ = try await data.customers.inScope(customerId, scope)
+            _ = try await data.customers.existing(customerId, scope)
             let existed = try await data.switchAndSave.dismissal(customerId: customerId) != nil
             try await data.switchAndSave.deleteDismissal(customerId: customerId)
             return ChangeTransaction.Change(

@@ -1,8 +1,10 @@
 import Logging
+import RetentionDomain
 
 /// Wraps the log handler that writes (a stream, a file, JSON): every message, metadata value and
 /// error passes `SecretRedaction` first, whatever its level and whoever logs it (the server, the
-/// HTTP server, the database driver). The server's loggers are always made through it
+/// HTTP server, the database driver), and has its control characters written as escapes (`\n`,
+/// `\u{1b}`), so text a client sent (a user id) can never forge a line or drive a terminal. The server's loggers are always made through it
 /// (`ServerLogging`, and `SaveDeskBackend` wraps any logger it is given).
 public struct RedactingLogHandler: LogHandler {
     private var wrapped: any LogHandler
@@ -50,14 +52,29 @@ public struct RedactingLogHandler: LogHandler {
             event.error = nil
         }
         event.metadata = merged.isEmpty ? nil : merged.mapValues(Self.redact)
-        event.message = "\(SecretRedaction.redact(event.message.description))"
+        event.message = "\(Self.printable(SecretRedaction.redact(event.message.description)))"
         wrapped.log(event: event)
+    }
+
+    /// `text` with its control characters (C0, DEL, C1) as visible escapes.
+    static func printable(_ text: String) -> String {
+        func isControl(_ scalar: Unicode.Scalar) -> Bool { scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) }
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        return text.replacingScalars { scalar in
+            guard isControl(scalar) else { return nil }
+            switch scalar {
+            case "\n": return "\\n"
+            case "\r": return "\\r"
+            case "\t": return "\\t"
+            default: return "\\u{" + String(scalar.value, radix: 16) + "}"
+            }
+        }
     }
 
     static func redact(_ value: Logger.Metadata.Value) -> Logger.Metadata.Value {
         switch value {
-        case .string(let text): .string(SecretRedaction.redact(text))
-        case .stringConvertible(let convertible): .string(SecretRedaction.redact(convertible.description))
+        case .string(let text): .string(printable(SecretRedaction.redact(text)))
+        case .stringConvertible(let convertible): .string(printable(SecretRedaction.redact(convertible.description)))
         case .array(let values): .array(values.map(redact))
         case .dictionary(let values): .dictionary(values.mapValues(redact))
         }

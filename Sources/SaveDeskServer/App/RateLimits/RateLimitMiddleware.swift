@@ -25,12 +25,23 @@ struct RateLimitMiddleware: RouterMiddleware {
     let limiter: RateLimiter
     let keys: KeyRing
 
+    /// The client's address for the request the running task answers: the API middleware puts it
+    /// in the request's scope (new customers are charged to it).
+    @TaskLocal static var clientAddress: String?
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let client = address(of: request, context: context)
+        return try await Self.$clientAddress.withValue(client) { try await limit(request, context: context, address: client, next: next) }
+    }
+
+    func limit(
+        _ request: Request, context: Context, address client: String, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         guard limiter.settings.enabled else { return try await next(request, context) }
         let presented = APIMiddleware.presentedKey(request.headers)
         let key = presented.flatMap(keys.lookup)
         if key?.kind == .secret { return try await next(request, context) }
-        let payer = RateLimiter.Payer(address: address(of: request, context: context), key: key?.principal)
+        let payer = RateLimiter.Payer(address: client, key: key?.principal)
         let declared = request.headers[.contentLength].flatMap(Int.init)
         if let refusal = limiter.admit(payer) ?? limiter.charge(bytes: declared ?? 0, to: payer) {
             return refused(refusal, bodyPending: declared.map { $0 > 0 } ?? (request.headers[.transferEncoding] != nil))
