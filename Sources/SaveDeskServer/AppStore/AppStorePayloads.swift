@@ -23,6 +23,11 @@ struct AppStoreTransaction: AppStoreSignedPayload, Equatable {
     var type: String?
     var revocationDate: Int64?
     var signedDate: Int64?
+    /// The UUID the app set on the purchase for its user (`Product.PurchaseOption.appAccountToken`).
+    var appAccountToken: String? = nil
+
+    /// The app account token as SaveDesk keeps it (lower case), if the purchase carries one.
+    var accountToken: String? { appAccountToken.map { $0.lowercased() }.flatMap { $0.isEmpty ? nil : $0 } }
 
     static let carriesBundleId = true
     var signedBundleId: String? { bundleId }

@@ -42,7 +42,7 @@ extension AppStoreService {
         let scope = RequestScope(actor: "app_store", principal: "app_store", requestId: request_.requestId, livemode: verified.livemode)
         RequestTrace.note { $0.livemode = verified.livemode }
         let answer = try await store.transaction(key: "notification:" + verified.notification.notificationUUID) { data in
-            try await apply(verified, data, scope: scope)
+            try await apply(verified, data, signedPayload: request.signedPayload, scope: scope)
         }
         metrics?.appStoreNotification(verified: true, outcome: answer.status)
         return answer
@@ -50,10 +50,14 @@ extension AppStoreService {
 
     /// Applies a verified notification inside the caller's transaction: once per UUID, to the
     /// subscription of its original transaction in its mode, only if newer than what it applied.
-    /// Returns "applied", "duplicate" (this notification was applied before), "unchanged" (signed in
-    /// the millisecond of what was applied, and saying the same), "stale" or "unmatched".
+    /// A subscription the server does not have yet is made for the customer the signed data names
+    /// (the transaction's `appAccountToken`, or an operator's link of the original transaction)
+    /// and the notification applied to it; with no such customer the notification is kept, its
+    /// signed payload stored, until a customer syncs or claims the transaction.
+    /// Returns "applied", "duplicate" (this notification was applied before), "unchanged" (signed
+    /// in the millisecond of what was applied, and saying the same), "stale" or "unmatched" (kept).
     func apply(
-        _ verified: VerifiedNotification, _ data: Repositories, at time: Int64? = nil, scope: RequestScope
+        _ verified: VerifiedNotification, _ data: Repositories, at time: Int64? = nil, signedPayload: String? = nil, scope: RequestScope
     ) async throws -> Schemas.StatusResponse {
         guard scope.livemode == verified.livemode else {
             throw SaveDeskError(status: 500, code: "internal", "App Store data of one mode was applied in the other's scope")
@@ -63,37 +67,91 @@ extension AppStoreService {
         if try await data.appStore.hasNotification(uuid: notification.notificationUUID) { return Schemas.StatusResponse(status: "duplicate") }
         let otid = verified.originalTransactionId
         var outcome = "unmatched"
-        if let otid, var record = try await data.ledger.subscription(originalTransactionId: otid), record.livemode == verified.livemode {
-            var candidate = record
-            Self.apply(notification, transaction: verified.transaction, renewal: verified.renewal, to: &candidate, now: received)
-            switch Self.ordering(notification.signedDate, record: record, candidate: candidate) {
-            case .stale: outcome = "stale"
-            case .same: outcome = "unchanged"
-            case .apply:
-                let before = record
-                record = candidate
-                record.appstoreSignedAt = notification.signedDate ?? 0
-                if let renewal = verified.renewal { record.appstoreRenewalSignedAt = renewal.signedDate ?? notification.signedDate ?? 0 }
-                record.updatedAt = received
-                try await data.ledger.update(record)
-                try await RetentionService.confirmCancellations(data, of: record, at: received)
-                outcome = "applied"
-                try await data.audit.append(AuditRecord(
-                    id: AuditID.next(), at: received, actor: "app_store", customerId: record.customerId,
-                    action: "app_store.\(notification.notificationType.lowercased())",
-                    parameters: try ChangeTransaction.json([
-                        "notification_uuid": notification.notificationUUID, "subtype": notification.subtype ?? "",
-                    ]),
-                    beforeState: try ChangeTransaction.json(before), afterState: try ChangeTransaction.json(record),
-                    requestId: scope.requestId
-                ))
-            }
+        if let otid, var record = try await subscription(for: verified, otid: otid, data, now: received, scope: scope) {
+            outcome = try await apply(verified, to: &record, data, received: received, scope: scope)
         }
         try await data.appStore.recordNotification(
             uuid: notification.notificationUUID, type: notification.notificationType, subtype: notification.subtype,
-            originalTransactionId: otid, outcome: outcome, at: received
+            originalTransactionId: otid, outcome: outcome, at: received, signedPayload: outcome == "unmatched" ? signedPayload : nil
         )
         return Schemas.StatusResponse(status: outcome)
+    }
+
+    /// The subscription a notification is for: the one of its original transaction in its mode,
+    /// or one made now for the customer its signed transaction names; nil when there is none.
+    private func subscription(
+        for verified: VerifiedNotification, otid: String, _ data: Repositories, now: Int64, scope: RequestScope
+    ) async throws -> SubscriptionRecord? {
+        if let record = try await data.ledger.subscription(originalTransactionId: otid) {
+            return record.livemode == verified.livemode ? record : nil
+        }
+        guard let transaction = verified.transaction, let owner = try await named(by: transaction, data, livemode: scope.livemode),
+            let product = config.product(appStoreProductId: transaction.productId), let price = product.appStorePrice
+        else { return nil }
+        let applied = try await apply(
+            transaction, product: product, price: price, renewal: verified.renewal, willAutoRenew: nil, userId: owner, data, now: now, scope: scope
+        )
+        guard case .changed(_, let after) = applied else { return nil }
+        try await data.audit.append(AuditRecord(
+            id: AuditID.next(), at: now, actor: "app_store", customerId: owner, action: "app_store.attached",
+            parameters: try ChangeTransaction.json(["original_transaction_id": otid, "by": transaction.accountToken != nil ? "app_account_token" : "import"]),
+            beforeState: nil, afterState: try ChangeTransaction.json(after), requestId: scope.requestId
+        ))
+        return after
+    }
+
+    /// The customer signed App Store data names beyond any device's word: the one holding its
+    /// `appAccountToken`, else the one an operator linked its original transaction to.
+    func named(by transaction: AppStoreTransaction, _ data: Repositories, livemode: Bool) async throws -> String? {
+        if let token = transaction.accountToken, let holder = try await data.customers.find(appAccountToken: token, livemode: livemode) {
+            return holder.id
+        }
+        return try await data.customers.linked(originalTransactionId: transaction.originalTransactionId, livemode: livemode)
+    }
+
+    /// A notification's change to `record` (ordering decides), audited; its outcome.
+    private func apply(
+        _ verified: VerifiedNotification, to record: inout SubscriptionRecord, _ data: Repositories, received: Int64, scope: RequestScope
+    ) async throws -> String {
+        let notification = verified.notification
+        var candidate = record
+        Self.apply(notification, transaction: verified.transaction, renewal: verified.renewal, to: &candidate, now: received)
+        switch Self.ordering(notification.signedDate, record: record, candidate: candidate) {
+        case .stale: return "stale"
+        case .same: return "unchanged"
+        case .apply:
+            let before = record
+            record = candidate
+            record.appstoreSignedAt = notification.signedDate ?? 0
+            if let renewal = verified.renewal { record.appstoreRenewalSignedAt = renewal.signedDate ?? notification.signedDate ?? 0 }
+            record.updatedAt = received
+            try await data.ledger.update(record)
+            try await RetentionService.confirmCancellations(data, of: record, at: received)
+            try await data.audit.append(AuditRecord(
+                id: AuditID.next(), at: received, actor: "app_store", customerId: record.customerId,
+                action: "app_store.\(notification.notificationType.lowercased())",
+                parameters: try ChangeTransaction.json([
+                    "notification_uuid": notification.notificationUUID, "subtype": notification.subtype ?? "",
+                ]),
+                beforeState: try ChangeTransaction.json(before), afterState: try ChangeTransaction.json(record),
+                requestId: scope.requestId
+            ))
+            return "applied"
+        }
+    }
+
+    /// The notifications kept for `otid` (none could be applied: no customer had it), applied now
+    /// that `record` exists, oldest first, each verified again; each is marked `attached_…`.
+    func attachKept(to record: SubscriptionRecord, _ data: Repositories, now: Int64, scope: RequestScope) async throws {
+        guard let otid = record.originalTransactionId else { return }
+        var record = record
+        for kept in try await data.appStore.keptNotifications(originalTransactionId: otid) {
+            guard let verified = try? await verifyNotification(kept.signedPayload, now: clock.server.now()),
+                verified.livemode == scope.livemode, verified.originalTransactionId == otid
+            else { continue }
+            let outcome = try await apply(verified, to: &record, data, received: now, scope: scope)
+            try await data.appStore.setOutcome("attached_" + outcome, uuid: kept.uuid)
+        }
     }
 
     /// The state change a notification type means (wire-protocol.md, App Store facts).

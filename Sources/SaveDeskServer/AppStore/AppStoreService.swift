@@ -156,8 +156,14 @@ final class AppStoreService: Sendable {
             action: "app_store.transaction_synced"
         ) { data, now in
             try await changes.customer(data, id: request.userId, scope: scope, now: now)
-            switch try await apply(transaction, product: product, price: price, renewal: nil, willAutoRenew: request.willAutoRenew,
-                                   userId: request.userId, data, now: now, scope: scope) {
+            let applied: Applied
+            if let holder = try await adoptToken(of: transaction, userId: request.userId, data, scope: scope) {
+                applied = .conflict(owner: holder)
+            } else {
+                applied = try await apply(transaction, product: product, price: price, renewal: nil, willAutoRenew: request.willAutoRenew,
+                                          userId: request.userId, data, now: now, scope: scope)
+            }
+            switch applied {
             case .conflict(let owner):
                 return .init(
                     output: .init(status: "conflict", owned: false, originalTransactionId: otid, conflict: true, claimAvailable: true,
@@ -165,11 +171,28 @@ final class AppStoreService: Sendable {
                     before: nil, after: nil, changed: false
                 )
             case .unchanged(let record):
+                try await attachKept(to: record, data, now: now, scope: scope)
                 return .init(output: Self.owned(otid), before: record, after: record, changed: false)
             case .changed(let before, let after):
+                try await attachKept(to: after, data, now: now, scope: scope)
                 return .init(output: Self.owned(otid), before: before, after: after)
             }
         }
+    }
+
+    /// The `appAccountToken` of a synced transaction: when another customer of the mode holds it,
+    /// the signed data says the purchase is theirs, and that customer is returned (a conflict for
+    /// this user); a token nobody holds becomes this user's, if they hold none yet.
+    func adoptToken(of transaction: AppStoreTransaction, userId: String, _ data: Repositories, scope: RequestScope) async throws -> CustomerRecord? {
+        guard let token = transaction.accountToken else { return nil }
+        if let holder = try await data.customers.find(appAccountToken: token, livemode: scope.livemode) {
+            return holder.id == userId ? nil : holder
+        }
+        if var customer = try await data.customers.lookup(userId, scope), customer.appAccountToken == nil {
+            customer.appAccountToken = token
+            try await data.customers.update(customer)
+        }
+        return nil
     }
 
     static func owned(_ otid: String) -> Schemas.StoreKitTransactionResponse {
@@ -201,11 +224,17 @@ final class AppStoreService: Sendable {
             try await changes.customer(data, id: userId, scope: scope, now: now)
             var skipped = skipped, emitted = 0
             for (transaction, product, price, renewal) in verified {
+                if try await adoptToken(of: transaction, userId: userId, data, scope: scope) != nil {
+                    skipped.append(.init(reason: "owned_by_another_user", transactionId: transaction.transactionId))
+                    continue
+                }
                 switch try await apply(transaction, product: product, price: price, renewal: renewal, willAutoRenew: nil,
                                        userId: userId, data, now: now, scope: scope) {
                 case .conflict: skipped.append(.init(reason: "owned_by_another_user", transactionId: transaction.transactionId))
-                case .unchanged: break
-                case .changed: emitted += 1
+                case .unchanged(let record): try await attachKept(to: record, data, now: now, scope: scope)
+                case .changed(_, let after):
+                    emitted += 1
+                    try await attachKept(to: after, data, now: now, scope: scope)
                 }
             }
             return .init(
@@ -247,8 +276,13 @@ final class AppStoreService: Sendable {
                                           userId: request.userId, data, now: now, scope: scope)
             let output = Schemas.ClaimResponse(status: "ok", claimed: true, productId: product.id, originalTransactionId: otid)
             switch applied {
-            case .changed(let before, let after): return .init(output: output, before: before, after: after)
-            case .unchanged, .conflict: return .init(output: output, before: nil, after: nil, changed: false)
+            case .changed(let before, let after):
+                try await attachKept(to: after, data, now: now, scope: scope)
+                return .init(output: output, before: before, after: after)
+            case .unchanged(let record):
+                try await attachKept(to: record, data, now: now, scope: scope)
+                return .init(output: output, before: nil, after: nil, changed: false)
+            case .conflict: return .init(output: output, before: nil, after: nil, changed: false)
             }
         }
     }

@@ -4,7 +4,13 @@ import SQLKit
 /// Notifications applied (once per UUID), and the App Store cancellations an agent read out.
 protocol AppStoreRepository: Sendable {
     func hasNotification(uuid: String) async throws -> Bool
-    func recordNotification(uuid: String, type: String, subtype: String?, originalTransactionId: String?, outcome: String, at: Int64) async throws
+    /// Records a notification once; `signedPayload` is kept only for one no customer could take.
+    func recordNotification(
+        uuid: String, type: String, subtype: String?, originalTransactionId: String?, outcome: String, at: Int64, signedPayload: String?
+    ) async throws
+    /// The notifications kept for an original transaction (outcome "unmatched"), oldest first.
+    func keptNotifications(originalTransactionId: String) async throws -> [(uuid: String, signedPayload: String)]
+    func setOutcome(_ outcome: String, uuid: String) async throws
     func insert(_ cancellation: AppStoreCancellationRecord) async throws
     /// The newest cancellation read out for a subscription.
     func latestCancellation(subscriptionId: String) async throws -> AppStoreCancellationRecord?
@@ -36,11 +42,25 @@ struct SQLAppStoreRepository: AppStoreRepository {
         try await db.select().column("outcome").from("appstore_notifications").where("notification_uuid", .equal, uuid).first() != nil
     }
 
-    func recordNotification(uuid: String, type: String, subtype: String?, originalTransactionId: String?, outcome: String, at time: Int64) async throws {
+    func recordNotification(
+        uuid: String, type: String, subtype: String?, originalTransactionId: String?, outcome: String, at time: Int64, signedPayload: String?
+    ) async throws {
         try await db.insert(into: "appstore_notifications")
-            .columns("notification_uuid", "notification_type", "subtype", "original_transaction_id", "outcome", "received_at")
-            .values(SQLBindings.of(uuid, type, subtype, originalTransactionId, outcome, time))
+            .columns("notification_uuid", "notification_type", "subtype", "original_transaction_id", "outcome", "received_at", "signed_payload")
+            .values(SQLBindings.of(uuid, type, subtype, originalTransactionId, outcome, time, signedPayload))
             .run()
+    }
+
+    func keptNotifications(originalTransactionId: String) async throws -> [(uuid: String, signedPayload: String)] {
+        try await db.select().column("notification_uuid").column("signed_payload").from("appstore_notifications")
+            .where("original_transaction_id", .equal, originalTransactionId).where("outcome", .equal, "unmatched")
+            .where("signed_payload", .isNot, SQLLiteral.null).orderBy("received_at").orderBy("notification_uuid").all()
+            .map { (try $0.decode(column: "notification_uuid", as: String.self), try $0.decode(column: "signed_payload", as: String.self)) }
+    }
+
+    func setOutcome(_ outcome: String, uuid: String) async throws {
+        try await db.update("appstore_notifications").set("outcome", to: outcome).set("signed_payload", to: SQLLiteral.null)
+            .where("notification_uuid", .equal, uuid).run()
     }
 
     func insert(_ cancellation: AppStoreCancellationRecord) async throws {
