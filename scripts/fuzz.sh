@@ -29,9 +29,13 @@ trap cleanup EXIT
 echo "fuzz: seed $seed (replay with FUZZ_SEED=$seed make fuzz)"
 
 # The demo config, with rate limits high enough for one fuzzer on loopback: the limits have their
-# own tests; here they would only turn most requests into 429s.
+# own tests; here they would only turn most requests into 429s. User ids are drawn freely from the
+# spec (any text of 1–255 characters without NUL), so most writes make a new customer: the
+# new-customer budgets are raised too.
 cp "$root/Sources/SaveDeskServer/Demo/Files/demo-config.toml" "$work/config.toml"
 printf '\n[rate_limits]\naddress_requests_per_second = 100000\naddress_burst_requests = 100000\naddress_bytes_per_second = 1e9\naddress_burst_bytes = 1e9\n' \
+  >>"$work/config.toml"
+printf 'address_new_customers_per_second = 100000\naddress_new_customers_burst = 100000\nkey_new_customers_per_second = 100000\nkey_new_customers_burst = 100000\n' \
   >>"$work/config.toml"
 
 "$savedesk" serve --config "$work/config.toml" --db "$work/db.sqlite" \

@@ -12,7 +12,8 @@ enum SearchBench {
     static let last = ["Thompson", "Okafor", "Martin", "Ramírez", "Nakamura", "Haddad", "Brown", "Kowalski", "Silva", "Andersen",
                        "Osei", "Dubois", "Rossi", "Novak", "Fischer", "Kaur", "Moreau", "Jensen", "Costa", "Lindqvist"]
 
-    static func generate(count: Int, databasePath: String) async throws {
+    /// `withCustomers` false: the customers are there already (imported); only their subscriptions.
+    static func generate(count: Int, databasePath: String, withCustomers: Bool = true) async throws {
         let connection = try await SQLiteConnection.open(storage: .file(path: databasePath), logger: Logger(label: "bench"))
         let db = connection.sql()
         let now = Int64(Date().timeIntervalSince1970)
@@ -33,7 +34,7 @@ enum SearchBench {
                                      SQLBind("active"), SQLBind(true), SQLBind(now - 86_400 * 100), SQLBind(now + 86_400 * 20),
                                      SQLBind(9_990_000), SQLBind("USD"), SQLBind(now), SQLBind(false))
             }
-            try await customers.run()
+            if withCustomers { try await customers.run() }
             try await subscriptions.run()
             written += batch
         }

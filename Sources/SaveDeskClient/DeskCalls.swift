@@ -21,6 +21,48 @@ extension SaveDeskClient {
         try await send(retry: true, { try await api.getCustomer(path: .init(customerId: id)) }) { try $0.ok.body.json }
     }
 
+    /// The fields of a customer an operator brings or changes (nil: not given).
+    public struct CustomerFieldsInput: Sendable {
+        public var name, email, country, appAccountToken, billingCustomerId: String?
+        public var appStoreOriginalTransactionIds: [String]?
+
+        public init(
+            name: String? = nil, email: String? = nil, country: String? = nil, appAccountToken: String? = nil,
+            billingCustomerId: String? = nil, appStoreOriginalTransactionIds: [String]? = nil
+        ) {
+            self.name = name
+            self.email = email
+            self.country = country
+            self.appAccountToken = appAccountToken
+            self.billingCustomerId = billingCustomerId
+            self.appStoreOriginalTransactionIds = appStoreOriginalTransactionIds
+        }
+    }
+
+    /// A new customer in the key's mode (409 `customer_exists` when the id is taken); audited.
+    public func createCustomer(
+        id: String, _ fields: CustomerFieldsInput, idempotencyKey key: String = newIdempotencyKey()
+    ) async throws(SaveDeskClientError) -> Wire.CustomerDetail {
+        try await send(retry: true, {
+            try await api.createCustomer(headers: .init(idempotencyKey: key), body: .json(.init(
+                id: id, name: fields.name, email: fields.email, country: fields.country, appAccountToken: fields.appAccountToken,
+                billingCustomerId: fields.billingCustomerId, appStoreOriginalTransactionIds: fields.appStoreOriginalTransactionIds
+            )))
+        }) { try $0.ok.body.json }
+    }
+
+    /// Changes the given fields of a customer (the others stay); audited.
+    public func updateCustomer(
+        id: String, _ fields: CustomerFieldsInput, idempotencyKey key: String = newIdempotencyKey()
+    ) async throws(SaveDeskClientError) -> Wire.CustomerDetail {
+        try await send(retry: true, {
+            try await api.updateCustomer(path: .init(customerId: id), headers: .init(idempotencyKey: key), body: .json(.init(
+                name: fields.name, email: fields.email, country: fields.country, appAccountToken: fields.appAccountToken,
+                billingCustomerId: fields.billingCustomerId, appStoreOriginalTransactionIds: fields.appStoreOriginalTransactionIds
+            )))
+        }) { try $0.ok.body.json }
+    }
+
     /// The customer's audit trail, newest first.
     public func timeline(customerId: String, limit: Int = 100) async throws(SaveDeskClientError) -> [Wire.AuditEvent] {
         try await send(retry: true, {

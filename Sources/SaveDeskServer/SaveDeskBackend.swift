@@ -204,7 +204,8 @@ public enum SaveDeskBackend {
             winBack: WinBackService(changes: changes, config: config), retention: retention, appStore: appStore, checkout: checkout,
             upgrades: UpgradeService(store: store, changes: changes, clock: dataClock, config: config, subscriptions: subscriptions, checkout: checkout),
             catalog: try CatalogService(store: store, clock: dataClock, config: config, switchAndSave: switchAndSave),
-            cancelFlowConfig: try WireMapping.convert(config.cancelFlow.config), readiness: readiness
+            cancelFlowConfig: try WireMapping.convert(config.cancelFlow.config), readiness: readiness,
+            customers: CustomerService(store: store, changes: changes, clock: dataClock)
         )
 
         let keys = KeyRing(config.apiKeys)

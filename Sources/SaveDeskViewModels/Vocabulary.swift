@@ -40,6 +40,14 @@ public enum Display {
     /// The badge of who bills a subscription: "App Store" or "Web".
     public static func source(_ source: Entitlement.Source) -> String { source == .storeKit ? "App Store" : "Web" }
 
+    /// A customer's name as the console shows it: a user the app told the server of, with no name
+    /// yet, is "New customer".
+    public static func customerName(_ name: String) -> String { name.isEmpty ? "New customer" : name }
+
+    /// What the console says of a customer with no subscription at all.
+    public static let noSubscriptionsYet =
+        "None yet. A StoreKit purchase the app syncs, or a web checkout the customer pays, shows here."
+
     /// "$7.99/month".
     public static func price(_ price: Price?, interval: String? = nil) -> String {
         guard let price else { return "—" }

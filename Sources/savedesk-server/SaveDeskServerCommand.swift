@@ -12,7 +12,7 @@ struct SaveDeskServerCommand: AsyncParsableCommand {
         commandName: "savedesk-server",
         abstract: "The SaveDesk backend.",
         version: "0.1.0",
-        subcommands: [ServeCommand.self, ConfigCommand.self, DemoServerCommand.self]
+        subcommands: [ServeCommand.self, ConfigCommand.self, ImportCommand.self, DemoServerCommand.self]
     )
 
     /// As ArgumentParser's, except that a usage error exits 2, not 64.

@@ -4,11 +4,60 @@ import RetentionDomain
 import SaveDeskClient
 import SaveDeskViewModels
 
-/// `savedesk customers list|show`: look-ups for support leads and scripts.
+/// `savedesk customers list|show|add|update`: look-ups and an operator's own customers.
 struct CustomersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "customers", abstract: "Find customers and look at one.", subcommands: [List.self, Show.self]
+        commandName: "customers", abstract: "Find customers, look at one, add or update one.",
+        subcommands: [List.self, Show.self, Add.self, Update.self]
     )
+
+    /// The fields `add` and `update` take.
+    struct Fields: ParsableArguments {
+        @Option(help: "The customer's name.") var name: String?
+        @Option(help: "An email address.") var email: String?
+        @Option(help: "A two-letter country code.") var country: String?
+        @Option(help: "The App Store appAccountToken (a UUID) the app sets for this user.") var appAccountToken: String?
+        @Option(help: "The customer's id at a payment provider that bills them elsewhere.") var billingCustomerId: String?
+        @Option(help: "An App Store original transaction id that is this customer's (repeat for more).")
+        var appStoreOriginalTransactionId: [String] = []
+
+        var input: SaveDeskClient.CustomerFieldsInput {
+            .init(name: name, email: email, country: country, appAccountToken: appAccountToken, billingCustomerId: billingCustomerId,
+                  appStoreOriginalTransactionIds: appStoreOriginalTransactionId.isEmpty ? nil : appStoreOriginalTransactionId)
+        }
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A new customer in the key's mode (audited).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The customer id (the app's user id).") var user: String
+        @OptionGroup var fields: Fields
+
+        func run() async throws {
+            let (global, user, input) = (global, user, fields.input)
+            try await Console.run(global) { app, output in
+                let detail = try await app.client.createCustomer(id: user, input)
+                output.document(detail)
+                output.line("Added \(detail.profile.id)" + (detail.profile.name.isEmpty ? "" : " (\(detail.profile.name))"))
+            }
+        }
+    }
+
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Change the fields given of a customer (audited).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The customer id.") var user: String
+        @OptionGroup var fields: Fields
+
+        func run() async throws {
+            let (global, user, input) = (global, user, fields.input)
+            try await Console.run(global) { app, output in
+                let detail = try await app.client.updateCustomer(id: user, input)
+                output.document(detail)
+                output.line("Updated \(detail.profile.id)")
+            }
+        }
+    }
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Customers by id, email or name.")

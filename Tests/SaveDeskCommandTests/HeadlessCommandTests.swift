@@ -231,4 +231,21 @@ struct HeadlessCommandTests {
         let json = try await server.run(["customers", "show", "cus_evil", "--json"])
         #expect(json.stdout.contains(#"Eve\u001b]0;pwned\u0007"#))
     }
+
+    /// `savedesk customers add|update`: an operator's own customer, through the Desk API.
+    @Test func customersAddAndUpdate() async throws {
+        let server = try await CommandRunner.start()
+        defer { Task { await server.stop() } }
+        let added = try await server.run(["customers", "add", "new-reader", "--name", "New Reader", "--email", "new@example.com", "--country", "gb",
+                                          "--app-store-original-transaction-id", "2000000999000200"])
+        #expect(added.status == 0 && added.stdout.contains("Added new-reader (New Reader)"), "\(added.stderr)")
+        let again = try await server.run(["customers", "add", "new-reader"])
+        #expect(again.status != 0 && again.stderr.contains("exists"), "\(again.stderr)")
+        let bad = try await server.run(["customers", "update", "new-reader", "--email", "not-an-email"])
+        #expect(bad.status != 0 && bad.stderr.contains("not an email address"), "\(bad.stderr)")
+        let updated = try await server.run(["customers", "update", "new-reader", "--email", "reader@example.com"])
+        #expect(updated.status == 0, "\(updated.stderr)")
+        let shown = try await server.run(["customers", "show", "new-reader"])
+        #expect(shown.stdout.contains("reader@example.com") && shown.stdout.contains("GB"), "\(shown.stdout)")
+    }
 }

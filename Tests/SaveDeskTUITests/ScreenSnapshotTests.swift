@@ -54,6 +54,20 @@ struct ScreenSnapshotTests {
         try Snapshot.check(h, "timeline")
     }
 
+    /// A customer the server was just told of (an import, an app's first write): found at once by
+    /// the search, named "New customer" until there is a name, and the screen says there is nothing yet.
+    @Test func aCustomerWithNothingSaysSo() async throws {
+        let h = try await Harness.start()
+        defer { Task { await h.stop() } }
+        _ = try await h.app.model.client.createCustomer(id: "reader-new-1", .init(email: "new.reader@example.com"))
+        // By its exact id (an app's user id, as the customer reads it from the app).
+        await h.type("reader-new-1")
+        await h.press(.enter)
+        #expect(h.prose().contains("New customer"), "\(h.text())")
+        #expect(h.prose().contains("None yet."), "\(h.text())")
+        try Snapshot.check(h, "customer-new")
+    }
+
     /// At 80×24 nothing an agent reads out is cut: the switch-and-save reasons wrap, the overall
     /// state wraps, and the selected action's note is shown in full, for every action of the demo
     /// customers with the longest reasons.

@@ -22,6 +22,7 @@ struct APIHandlers: APIProtocol {
     /// The cancel flow does not change while the server runs: converted once.
     let cancelFlowConfig: Schemas.CancelFlowConfig
     let readiness: Readiness
+    let customers: CustomerService
 
     func getHealth(_ input: Operations.GetHealth.Input) async throws -> Operations.GetHealth.Output {
         .ok(.init(body: .json(.init(status: .alive))))
@@ -123,6 +124,28 @@ struct APIHandlers: APIProtocol {
             _operator: scope.actor, mode: scope.isSandbox ? .test : .live, serverTime: service.clock.now(scope),
             newCustomers: try await desk.newCustomerFigures(scope: scope)
         ))))
+    }
+
+    func createCustomer(_ input: Operations.CreateCustomer.Input) async throws -> Operations.CreateCustomer.Output {
+        let scope = try RequestScope.ofRequest()
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        let values = try CustomerService.checked(
+            id: body.id, name: body.name, email: body.email, country: body.country, appAccountToken: body.appAccountToken,
+            billingCustomerId: body.billingCustomerId, originalTransactionIds: body.appStoreOriginalTransactionIds
+        )
+        try await customers.create(values, scope: scope, idempotencyKey: input.headers.idempotencyKey, request: body)
+        return .ok(.init(body: .json(try await desk.detail(customerId: values.id, scope: scope))))
+    }
+
+    func updateCustomer(_ input: Operations.UpdateCustomer.Input) async throws -> Operations.UpdateCustomer.Output {
+        let scope = try RequestScope.ofRequest()
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        let values = try CustomerService.checked(
+            id: input.path.customerId, name: body.name, email: body.email, country: body.country, appAccountToken: body.appAccountToken,
+            billingCustomerId: body.billingCustomerId, originalTransactionIds: body.appStoreOriginalTransactionIds
+        )
+        try await customers.update(values, scope: scope, idempotencyKey: input.headers.idempotencyKey, request: body)
+        return .ok(.init(body: .json(try await desk.detail(customerId: values.id, scope: scope))))
     }
 
     func getCustomer(_ input: Operations.GetCustomer.Input) async throws -> Operations.GetCustomer.Output {

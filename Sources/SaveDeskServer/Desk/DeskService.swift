@@ -97,7 +97,9 @@ final class DeskService: Sendable {
             return Schemas.CustomerDetail(
                 profile: Schemas.CustomerProfile(
                     id: customer.id, name: customer.name, email: customer.email, country: customer.country,
-                    createdAt: Date(unixSeconds: customer.createdAt), cardFailing: customer.cardFailing
+                    createdAt: Date(unixSeconds: customer.createdAt), cardFailing: customer.cardFailing,
+                    appAccountToken: customer.appAccountToken, billingCustomerId: customer.billingCustomerId,
+                    createdByApp: customer.createdBy != nil
                 ),
                 subscriptions: subs, entitlements: entitlements,
                 retention: try await retention.retention(data, customerId: customerId, subscriptions: records)

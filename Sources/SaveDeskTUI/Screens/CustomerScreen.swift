@@ -10,7 +10,7 @@ final class CustomerScreen: Screen {
 
     init(overview: CustomerOverview) { self.overview = overview }
 
-    var title: String { overview.profile.map { "\($0.name) (\(overview.customerId))" } ?? overview.customerId }
+    var title: String { overview.profile.map { "\(Display.customerName($0.name)) (\(overview.customerId))" } ?? overview.customerId }
     enum Action { case move(Int), take(Int), cancelFlow, switchAndSave, timeline, reload }
 
     var keyMap: KeyMap<Action> {
@@ -90,7 +90,7 @@ final class CustomerScreen: Screen {
         }
         func heading(_ text: String) { column.place(Line(text, style: theme[.title]), into: &frame) }
         if let profile = overview.profile {
-            column.place(Line([.init(profile.name, style: theme[.title]),
+            column.place(Line([.init(Display.customerName(profile.name), style: theme[.title]),
                                .init("  \(profile.email)" + (profile.country.map { " \u{00B7} \($0)" } ?? "")
                                      + (profile.cardFailing ? " \u{00B7} card failing" : ""), style: theme[.muted])]), into: &frame)
         }
@@ -111,7 +111,7 @@ final class CustomerScreen: Screen {
         column.skip()
         heading("Subscriptions")
         if overview.entitlements.isEmpty {
-            column.place(Line("none", style: theme[.muted]), indent: 2, into: &frame)
+            paragraph(Display.noSubscriptionsYet, theme[.muted], indent: 2)
         }
         for row in overview.entitlements.prefix(3) {
             let badge = row.source == .storeKit ? theme[.badgeAppStore] : theme[.badgeWeb]

@@ -128,12 +128,12 @@ final class HomeScreen: Screen {
         } else if LoadPhaseView.replacesContent(directory.phase, hasContent: !directory.customers.isEmpty) {
             frame.render(LoadPhaseView(phase: directory.phase, loading: "Loading customers\u{2026}", canRetry: true, theme: theme), in: list)
         } else {
-            let nameWidth = min(22, max(12, directory.customers.map { CharacterWidth.of($0.name) }.max() ?? 12))
+            let nameWidth = min(22, max(12, directory.customers.map { CharacterWidth.of(Display.customerName($0.name)) }.max() ?? 12))
             // Ids whole when they fit, else cut in the middle: ids of one prefix differ at the end.
             let idWidth = min(list.width >= 100 ? 20 : 14, max(9, directory.customers.map { CharacterWidth.of($0.id) }.max() ?? 9))
             let items = directory.customers.map { customer in
                 let line = customer.story.map { "Try: " + $0 } ?? customer.summary
-                return ListView.Item(CharacterWidth.pad(customer.name, to: nameWidth) + "  "
+                return ListView.Item(CharacterWidth.pad(Display.customerName(customer.name), to: nameWidth) + "  "
                     + CharacterWidth.pad(CharacterWidth.cutMiddle(customer.id, to: idWidth), to: idWidth) + "  " + line)
             }
             frame.render(ListView(items, selected: searchFocused ? nil : directory.selectedIndex, theme: theme, hitPrefix: "customer."), in: list)
