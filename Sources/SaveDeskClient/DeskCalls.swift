@@ -21,6 +21,31 @@ extension SaveDeskClient {
         try await send(retry: true, { try await api.getCustomer(path: .init(customerId: id)) }) { try $0.ok.body.json }
     }
 
+    /// Says this console's agent is on a customer, doing `activity` (a heartbeat; `.left` when leaving).
+    @discardableResult
+    public func announcePresence(
+        customerId: String, session: String, activity: Wire.DeskActivity
+    ) async throws(SaveDeskClientError) -> Wire.DeskPresence {
+        try await send(retry: false, {
+            try await api.announceDeskPresence(body: .json(.init(customerId: customerId, session: session, activity: activity)))
+        }) { try $0.ok.body.json }
+    }
+
+    /// The version of a customer a change is built on (`CustomerDetail.version`): the calls made
+    /// in `body` carry it as `If-Match`, and the server refuses them (409 `customer_changed`,
+    /// naming what changed) if someone else changed the customer since.
+    public static func expecting<T>(
+        version: Int64?, _ body: () async throws(SaveDeskClientError) -> T
+    ) async throws(SaveDeskClientError) -> T {
+        do {
+            return try await VersionPrecondition.$expected.withValue(version) { try await body() }
+        } catch let error as SaveDeskClientError {
+            throw error
+        } catch {
+            throw SaveDeskClientError(kind: .invalidResponse, message: "\(error)")
+        }
+    }
+
     /// The fields of a customer an operator brings or changes (nil: not given).
     public struct CustomerFieldsInput: Sendable {
         public var name, email, country, appAccountToken, billingCustomerId: String?

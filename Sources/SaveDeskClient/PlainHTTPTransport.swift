@@ -120,7 +120,7 @@ struct PlainHTTPTransport: ClientTransport {
         return answer
     }
 
-    private static func connect(host: String, port: Int, deadline: UInt64, clock: Clock) throws -> Int32 {
+    static func connect(host: String, port: Int, deadline: UInt64, clock: Clock) throws -> Int32 {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -157,7 +157,7 @@ struct PlainHTTPTransport: ClientTransport {
     }
 
     /// Waits until the socket is ready for `events`, or throws when the deadline passes.
-    private static func wait(_ socket: Int32, for events: Int16, deadline: UInt64, clock: Clock) throws {
+    static func wait(_ socket: Int32, for events: Int16, deadline: UInt64, clock: Clock) throws {
         while true {
             let now = clock.now()
             guard now < deadline else { throw Failure(description: "timed out") }

@@ -44,7 +44,7 @@ public final class SaveDeskClient: Sendable {
         } else {
             AsyncHTTPClientTransport(configuration: .init(client: Self.http, timeout: .seconds(max(1, seconds))))
         }
-        api = Client(serverURL: serverURL, configuration: .wire, transport: transport, middlewares: [APIKeyHeader(key: key)])
+        api = Client(serverURL: serverURL, configuration: .wire, transport: transport, middlewares: [APIKeyHeader(key: key), VersionPrecondition()])
     }
 
     /// The process's HTTP client: AsyncHTTPClient's shared one, except that a connection that
@@ -145,6 +145,22 @@ struct APIKeyHeader: ClientMiddleware {
     ) async throws -> (HTTPResponse, HTTPBody?) {
         var request = request
         request.headerFields[HTTPField.Name("X-ZeroSettle-Key")!] = key
+        return try await next(request, body, baseURL)
+    }
+}
+
+/// Sends the customer version a change is built on (`SaveDeskClient.expecting(version:)`) as
+/// `If-Match` on the calls that change something.
+struct VersionPrecondition: ClientMiddleware {
+    @TaskLocal static var expected: Int64?
+
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        guard let version = Self.expected, request.method != .get else { return try await next(request, body, baseURL) }
+        var request = request
+        request.headerFields[.ifMatch] = "\"\(version)\""
         return try await next(request, body, baseURL)
     }
 }

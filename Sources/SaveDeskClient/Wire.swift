@@ -16,6 +16,9 @@ public enum Wire {
     public typealias DeskEntitlement = Components.Schemas.DeskEntitlement
     public typealias Lifecycle = Components.Schemas.Lifecycle
     public typealias AuditEvent = Components.Schemas.AuditEvent
+    public typealias DeskEvent = Components.Schemas.DeskEvent
+    public typealias DeskPresence = Components.Schemas.DeskPresence
+    public typealias DeskActivity = Components.Schemas.DeskActivity
     public typealias CancelFlowAnalytics = Components.Schemas.CancelFlowAnalytics
     public typealias OutcomeCounts = Components.Schemas.OutcomeCounts
     public typealias SwitchAndSaveAnalytics = Components.Schemas.SwitchAndSaveAnalytics

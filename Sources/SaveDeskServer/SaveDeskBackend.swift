@@ -151,7 +151,7 @@ public enum SaveDeskBackend {
         var configuration = ServiceGroupConfiguration(
             services: [
                 .init(service: built.app),
-                .init(service: DrainGate(readiness: built.readiness, delay: drainDelay, logger: logger)),
+                .init(service: DrainGate(readiness: built.readiness, delay: drainDelay, logger: logger) { [events = built.events] in events.close() }),
             ],
             gracefulShutdownSignals: signals, logger: logger
         )
@@ -163,6 +163,7 @@ public enum SaveDeskBackend {
     struct Built {
         var app: any ApplicationProtocol & Service
         var readiness: Readiness
+        var events: EventHub
     }
 
     /// Builds every service of the server on `store` (repositories, the data clock, the change
@@ -194,6 +195,7 @@ public enum SaveDeskBackend {
         let checkout = CheckoutService(
             store: store, changes: changes, clock: dataClock, config: config, portal: portal, switchAndSave: switchAndSave
         )
+        let events = EventHub(store: store, clock: clock, settings: config.events.hubSettings, logger: logger)
         let jobs = JobBoard()
         let readiness = Readiness(store: store, jobs: jobs, expectedJobs: [Self.purgeJob, Self.foldJob], metrics: metrics)
         let handlers = APIHandlers(
@@ -205,7 +207,7 @@ public enum SaveDeskBackend {
             upgrades: UpgradeService(store: store, changes: changes, clock: dataClock, config: config, subscriptions: subscriptions, checkout: checkout),
             catalog: try CatalogService(store: store, clock: dataClock, config: config, switchAndSave: switchAndSave),
             cancelFlowConfig: try WireMapping.convert(config.cancelFlow.config), readiness: readiness,
-            customers: CustomerService(store: store, changes: changes, clock: dataClock)
+            customers: CustomerService(store: store, changes: changes, clock: dataClock), events: events
         )
 
         let keys = KeyRing(config.apiKeys)
@@ -249,6 +251,7 @@ public enum SaveDeskBackend {
         )
         var services: [any Service] = [
             StoreLifecycle(store: store),
+            events,
             // Each job runs once per mode, in a scope of that mode: test and live never mix.
             PeriodicJob(name: Self.purgeJob, interval: options.purgeInterval, logger: logger, board: jobs, metrics: metrics) {
                 [purge = PurgeJob(store: store, clock: dataClock)] in
@@ -258,6 +261,8 @@ public enum SaveDeskBackend {
                     metrics.purged(removed.portalSessions, what: "portal_sessions")
                     metrics.purged(removed.abandonedCheckouts, what: "abandoned_checkouts")
                 }
+                // The event log holds both modes in one numbering: its retention is one rule, in real time.
+                metrics.purged(try await purge.purgeEvents(olderThan: Int64(config.events.retentionHours) * 3_600), what: "desk_events")
             },
             PeriodicJob(name: Self.foldJob, interval: .seconds(1), logger: logger, board: jobs, metrics: metrics) {
                 for livemode in [false, true] {
@@ -292,7 +297,7 @@ public enum SaveDeskBackend {
             },
             logger: logger
         )
-        return Built(app: app, readiness: readiness)
+        return Built(app: app, readiness: readiness, events: events)
     }
 
     /// The periodic jobs' names (logs, metrics, readiness).

@@ -14,7 +14,7 @@ struct SaveDeskCommand: AsyncParsableCommand {
         abstract: "Walk a subscriber through a cancel or switch-and-save flow, from the terminal.",
         version: "0.1.0",
         subcommands: [
-            DemoCommand.self, TUICommand.self, ServeCommand.self, ConfigCommand.self, FlowCommand.self, CustomersCommand.self, AnalyticsCommand.self, ClockCommand.self,
+            DemoCommand.self, TUICommand.self, ServeCommand.self, ConfigCommand.self, FlowCommand.self, CustomersCommand.self, AnalyticsCommand.self, ClockCommand.self, EventsCommand.self,
         ]
     )
 

@@ -248,4 +248,32 @@ struct HeadlessCommandTests {
         let shown = try await server.run(["customers", "show", "new-reader"])
         #expect(shown.stdout.contains("reader@example.com") && shown.stdout.contains("GB"), "\(shown.stdout)")
     }
+
+    /// `savedesk events tail`: what the stream carries, resumed from an event id, as lines or JSON
+    /// Lines, with the usual exit codes.
+    @Test func eventsTailPrintsWhatHappened() async throws {
+        let server = try await CommandRunner.start()
+        defer { Task { await server.stop() } }
+        _ = try await server.run(["customers", "add", "tail-reader", "--name", "Tail Reader"])
+        _ = try await server.run(["customers", "update", "tail-reader", "--email", "tail@example.com"])
+        let json = try await server.run(["events", "tail", "--customer", "tail-reader", "--after", "0", "--count", "2", "--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let lines = json.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(json.stdout)")
+        struct Line: Decodable {
+            struct Data: Decodable { var id: Int64; var customer_id: String; var actor: String }
+            var event: String
+            var data: Data
+        }
+        let parsed = try lines.map { try JSONDecoder().decode(Line.self, from: Data($0.utf8)) }
+        #expect(parsed.map(\.event) == ["customer.created", "customer.updated"])
+        #expect(parsed.allSatisfy { $0.data.customer_id == "tail-reader" && $0.data.actor == "Marco (support)" })
+        #expect(parsed[0].data.id < parsed[1].data.id)
+
+        let text = try await server.run(["events", "tail", "--customer", "tail-reader", "--after", "\(parsed[0].data.id)", "--count", "1"])
+        #expect(text.status == 0 && text.stdout.contains("Marco (support) updated the customer  (customer.updated)"), "\(text.stdout)")
+
+        let refused = try await server.run(["events", "tail"], environment: ["SAVEDESK_KEY": "pk_test_savedesk_demo_app_0001"])
+        #expect(refused.status == 4 && refused.stderr.contains("secret"), "\(refused.stderr)")
+    }
 }

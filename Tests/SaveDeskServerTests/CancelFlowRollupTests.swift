@@ -195,6 +195,8 @@ struct CancelFlowRollupTests {
                     try await db.raw("DROP INDEX \(unsafeRaw: index)").run()
                 }
                 try await db.raw("DROP TABLE app_store_links").run()
+                try await db.raw("DROP TABLE desk_events").run()
+                try await db.raw("DROP TABLE desk_event_horizon").run()
                 for (table, column) in [("idempotency_records", "livemode"), ("portal_sessions", "livemode"), ("customers", "kind"),
                                         ("customers", "story"), ("customers", "list_rank"), ("customers", "created_by"),
                                         ("customers", "app_account_token"), ("customers", "billing_customer_id"),

@@ -1,4 +1,5 @@
 import Foundation
+import OpenAPIRuntime
 import RetentionDomain
 import SaveDeskAPI
 
@@ -23,6 +24,7 @@ struct APIHandlers: APIProtocol {
     let cancelFlowConfig: Schemas.CancelFlowConfig
     let readiness: Readiness
     let customers: CustomerService
+    let events: EventHub
 
     func getHealth(_ input: Operations.GetHealth.Input) async throws -> Operations.GetHealth.Output {
         .ok(.init(body: .json(.init(status: .alive))))
@@ -123,6 +125,31 @@ struct APIHandlers: APIProtocol {
         return .ok(.init(body: .json(.init(
             _operator: scope.actor, mode: scope.isSandbox ? .test : .live, serverTime: service.clock.now(scope),
             newCustomers: try await desk.newCustomerFigures(scope: scope)
+        ))))
+    }
+
+    func streamDeskEvents(_ input: Operations.StreamDeskEvents.Input) async throws -> Operations.StreamDeskEvents.Output {
+        let scope = try RequestScope.ofRequest()
+        var after: Int64?
+        if let text = input.headers.lastEventID {
+            guard text.utf8.allSatisfy({ (48...57).contains($0) }), let value = Int64(text) else {
+                throw SaveDeskError.badRequest("Last-Event-ID must be the id of an event (digits), got \"\(RequestValidator.quote(text))\"", code: "invalid_request")
+            }
+            after = value
+        }
+        let items = try await events.subscribe(livemode: scope.livemode, customerId: input.query.customerId, after: after)
+        return .ok(.init(body: .textEventStream(HTTPBody(EventStreamBody(items: items), length: .unknown, iterationBehavior: .single))))
+    }
+
+    func announceDeskPresence(_ input: Operations.AnnounceDeskPresence.Input) async throws -> Operations.AnnounceDeskPresence.Output {
+        let scope = try RequestScope.ofRequest()
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        let presence = try await events.announce(
+            scope: scope, customerId: body.customerId, session: body.session, activity: body.activity.rawValue
+        )
+        return .ok(.init(body: .json(.init(
+            customerId: presence.customerId, _operator: presence.operatorName, session: presence.session,
+            activity: body.activity, expiresAt: Date(unixSeconds: presence.expiresAt)
         ))))
     }
 

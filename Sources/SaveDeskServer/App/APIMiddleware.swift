@@ -48,6 +48,7 @@ struct APIMiddleware: ServerMiddleware {
                 $0.livemode = scope.livemode
             }
             try checkParameters(request, metadata: metadata, operation: operation)
+            scope.expectedVersion = try Self.versionPrecondition(request, scope: scope)
             bodyRead = true
             let data = try await collect(body, request: request, limit: operation.bodyLimit)
             // Read within the operation's limits (lists, strings, values, depth) as it is parsed.
@@ -100,6 +101,19 @@ struct APIMiddleware: ServerMiddleware {
             }
             return Self.envelope(failure, requestId: requestId)
         }
+    }
+
+    /// `If-Match: "<version>"` on an operator's change (see the spec's description); apps' calls
+    /// carry none. A value that is not a version is 400.
+    static func versionPrecondition(_ request: HTTPRequest, scope: RequestScope) throws(SaveDeskError) -> Int64? {
+        guard request.method != .get, !scope.isPublishable, let value = request.headerFields[.ifMatch] else { return nil }
+        var text = Substring(value.trimmingCharacters(in: .whitespaces))
+        if text.hasPrefix("W/") { text = text.dropFirst(2) }
+        if text.count >= 2, text.first == "\"", text.last == "\"" { text = text.dropFirst().dropLast() }
+        guard text.count <= 18, !text.isEmpty, text.allSatisfy(\.isASCII), text.allSatisfy(\.isNumber), let version = Int64(text) else {
+            throw SaveDeskError.badRequest("If-Match must be a customer version such as \"42\" (from the customer's detail)", code: "invalid_request")
+        }
+        return version
     }
 
     /// The answer to a body that could not be read within its limits.

@@ -24,6 +24,9 @@ struct RequestScope: Sendable {
     var isPublishable = false
     /// The client's address, as the rate limits saw it (nil outside a request).
     var clientAddress: String?
+    /// An operator's version precondition (`If-Match`): the customer's version its view was built
+    /// on. A change to that customer someone else made since refuses this one (409).
+    var expectedVersion: Int64?
 
     /// True for test-mode keys (`*_test_*`).
     var isSandbox: Bool { !livemode }

@@ -26,7 +26,7 @@ public enum ConfigReader {
         let root = TOMLNode(table: table, path: "", issues: issues)
         root.allowOnly([
             "products", "cancel_flow", "switch_and_save", "api_keys", "billing", "win_back", "app_store", "server", "checkout", "rate_limits",
-            "metrics",
+            "metrics", "events",
         ])
         let products = readProducts(root)
         let cancelFlow = readCancelFlow(root.table("cancel_flow", required: true), issues: issues)
@@ -45,6 +45,7 @@ public enum ConfigReader {
             )
             config?.rateLimits = readRateLimits(root.table("rate_limits"))
             config?.metrics = root.table("metrics").flatMap(readMetrics)
+            config?.events = readEvents(root.table("events"))
             for issue in config?.deploymentIssues(testClock: false) ?? [] { issues.add(issue.path, issue.message) }
             let shared = Set(winBack?.offerCodes ?? []).intersection(cancelFlow.appStoreOffer?.offerCodes ?? [])
             for code in shared.sorted() {
@@ -389,6 +390,19 @@ public enum ConfigReader {
             returnURLSchemes: schemes,
             drainDelaySeconds: node.int("drain_delay_seconds", required: false, in: 0...300) ?? 0,
             shutdownTimeoutSeconds: node.int("shutdown_timeout_seconds", required: false, in: 1...600) ?? 30
+        )
+    }
+
+    /// `[events]`: the event stream's retention, heartbeat and bounds.
+    static func readEvents(_ node: TOMLNode?) -> ServerConfig.EventSettings {
+        let defaults = ServerConfig.EventSettings()
+        guard let node else { return defaults }
+        node.allowOnly(["retention_hours", "heartbeat_seconds", "max_subscribers", "subscriber_queue"])
+        return ServerConfig.EventSettings(
+            retentionHours: node.int("retention_hours", required: false, in: 1...8_760) ?? defaults.retentionHours,
+            heartbeatSeconds: node.int("heartbeat_seconds", required: false, in: 1...300) ?? defaults.heartbeatSeconds,
+            maxSubscribers: node.int("max_subscribers", required: false, in: 1...100_000) ?? defaults.maxSubscribers,
+            subscriberQueue: node.int("subscriber_queue", required: false, in: 16...100_000) ?? defaults.subscriberQueue
         )
     }
 

@@ -105,6 +105,29 @@ public struct ServerConfig: Sendable {
         }
     }
 
+    /// The desk's event stream (`[events]`).
+    public struct EventSettings: Hashable, Sendable {
+        /// How long the event log keeps events: a client resumes with Last-Event-ID within it.
+        public var retentionHours: Int
+        /// A heartbeat this often on a quiet stream.
+        public var heartbeatSeconds: Int
+        /// Streams one instance serves at most (503 too_many_subscribers past it).
+        public var maxSubscribers: Int
+        /// Items one subscriber may have waiting before it is disconnected.
+        public var subscriberQueue: Int
+
+        public init(retentionHours: Int = 72, heartbeatSeconds: Int = 15, maxSubscribers: Int = 2_000, subscriberQueue: Int = 1_024) {
+            self.retentionHours = retentionHours
+            self.heartbeatSeconds = heartbeatSeconds
+            self.maxSubscribers = maxSubscribers
+            self.subscriberQueue = subscriberQueue
+        }
+
+        var hubSettings: EventHub.Settings {
+            EventHub.Settings(heartbeat: .seconds(heartbeatSeconds), queueLimit: subscriberQueue, maxSubscribers: maxSubscribers)
+        }
+    }
+
     /// Where the Prometheus metrics are served (`[metrics]`): a listener of their own, never the
     /// public port. Off unless `listen` is set.
     public struct MetricsSettings: Hashable, Sendable {
@@ -212,6 +235,7 @@ public struct ServerConfig: Sendable {
     public var checkout = CheckoutSettings()
     public var rateLimits = RateLimitSettings()
     public var metrics: MetricsSettings?
+    public var events = EventSettings()
 
     /// Whether any key acts on live data.
     public var hasLiveKeys: Bool { apiKeys.contains { $0.mode == .live } }

@@ -101,6 +101,7 @@ final class CustomerService: Sendable {
         _ = try await changes.idempotent(
             scope, operation: operation, request: request, idempotencyKey: idempotencyKey, key: "customer:" + values.id
         ) { data -> Schemas.StatusResponse in
+            try await ChangeTransaction.checkVersion(data, customerId: values.id, scope: scope)
             let now = clock.now(scope).unixSeconds
             try precondition(try await data.customers.find(id: values.id).flatMap { $0.livemode == scope.livemode ? $0 : nil })
             let outcome = try await Self.upsert(values, livemode: scope.livemode, data, now: now)

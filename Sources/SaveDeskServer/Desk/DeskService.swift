@@ -94,7 +94,10 @@ final class DeskService: Sendable {
                     )
                 ))
             }
+            // Read last: a settlement above is part of what this view shows.
+            let version = try await data.events.version(customerId: customerId)
             return Schemas.CustomerDetail(
+                version: version,
                 profile: Schemas.CustomerProfile(
                     id: customer.id, name: customer.name, email: customer.email, country: customer.country,
                     createdAt: Date(unixSeconds: customer.createdAt), cardFailing: customer.cardFailing,

@@ -9,6 +9,9 @@ struct DrainGate: Service {
     let readiness: Readiness
     let delay: Duration
     let logger: Logger
+    /// What else turns when draining starts (the event streams end, so their clients reconnect to
+    /// an instance that stays).
+    var onDrain: @Sendable () -> Void = {}
 
     func run() async throws {
         do {
@@ -17,6 +20,7 @@ struct DrainGate: Service {
             return  // cancelled: no drain
         }
         readiness.startDraining()
+        onDrain()
         logger.notice("draining: /readyz answers not ready; the server stops taking requests after the drain delay",
                       metadata: ["drain_delay_seconds": "\(delay.components.seconds)"])
         if delay > .zero { try? await Task.sleep(for: delay) }

@@ -8,6 +8,8 @@ struct Repositories: Sendable {
     /// Subscriptions, their discounts and their charges.
     let ledger: any LedgerRepository
     let audit: any AuditRepository
+    /// The desk's event log (written with each audit row).
+    let events: any EventLogRepository
     let idempotency: any IdempotencyRepository
     let cancelFlow: any CancelFlowResponseRepository
     /// Applied App Store notifications and the App Store cancellations read out.
@@ -24,7 +26,8 @@ struct Repositories: Sendable {
     init(sql db: any SQLDatabase, kind: Store.Kind) {
         customers = SQLCustomerRepository(db: db, kind: kind)
         ledger = SQLLedgerRepository(db: db)
-        audit = SQLAuditRepository(db: db)
+        events = SQLEventLogRepository(db: db, kind: kind)
+        audit = SQLAuditRepository(db: db, events: events)
         idempotency = SQLIdempotencyRepository(db: db)
         cancelFlow = SQLCancelFlowResponseRepository(db: db)
         appStore = SQLAppStoreRepository(db: db)

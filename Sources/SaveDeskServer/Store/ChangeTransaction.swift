@@ -42,6 +42,7 @@ struct ChangeTransaction: Sendable {
     ) async throws -> Output {
         let parameters = try Self.json(request)
         return try await idempotent(scope, operation: operation, request: request, idempotencyKey: idempotencyKey, key: "customer:" + customerId, alsoLocking: others) { data in
+            try await Self.checkVersion(data, customerId: customerId, scope: scope)
             let now = clock.now(scope).unixSeconds
             try await settlement.settle(data, customerId: customerId, now: now, scope: scope)
             let result = try await change(data, now)
@@ -54,6 +55,17 @@ struct ChangeTransaction: Sendable {
             }
             return result.output
         }.output
+    }
+
+    /// The version precondition of an operator's change (`RequestScope.expectedVersion`): refused
+    /// with 409 when someone else changed the customer after that version, naming what changed.
+    /// Checked after an Idempotency-Key's replay, so a retry of the same change is not refused;
+    /// the operator's own changes since are not counted (their screen made them).
+    static func checkVersion(_ data: Repositories, customerId: String, scope: RequestScope) async throws {
+        guard let expected = scope.expectedVersion else { return }
+        let changes = try await data.events.changes(customerId: customerId, after: expected, notBy: scope.actor, limit: 10)
+        guard !changes.isEmpty else { return }
+        throw SaveDeskError(status: 409, code: "customer_changed", DeskEvents.staleView(changes.map { ($0.actor, $0.type) }))
     }
 
     /// The customer of a write: the stored one, or, for a user id the server has not seen, a new

@@ -108,6 +108,24 @@ final class PostgresEngine: StoreEngine {
         try await read(body)
     }
 
+    /// Listens on `channels` on a connection of its own until cancelled or the connection fails
+    /// (then it throws): `ready` once every channel listens, `received` for each notification.
+    func listen(
+        _ channels: [String], ready: @Sendable () -> Void, received: @escaping @Sendable (_ channel: String, _ payload: String) -> Void
+    ) async throws {
+        try await client.withConnection { connection in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for channel in channels {
+                    let notifications = try await connection.listen(channel)
+                    group.addTask { for try await notification in notifications { received(channel, notification.payload) } }
+                }
+                ready()
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
     func transaction<T>(keys: [String], _ body: (any SQLDatabase) async throws -> T) async throws -> T {
         do {
             return try await attemptTransaction(keys: keys, body)

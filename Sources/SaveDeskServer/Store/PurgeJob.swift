@@ -19,6 +19,12 @@ struct PurgeJob: Sendable {
         var idempotencyRecords = 0, portalSessions = 0, abandonedCheckouts = 0
     }
 
+    /// Removes the desk's events recorded more than `seconds` ago (both modes: one numbering);
+    /// a resume from before them is told it missed some.
+    func purgeEvents(olderThan seconds: Int64) async throws -> Int {
+        try await store.transaction(key: "purge") { data in try await data.events.purge(olderThan: seconds) }
+    }
+
     /// Removes what of `scope`'s mode has outlived its purpose; says how much.
     @discardableResult
     func purge(_ scope: RequestScope) async throws -> Removed {

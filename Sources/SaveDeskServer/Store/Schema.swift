@@ -9,7 +9,27 @@ enum Schema {
         let flag = kind == .sqlite ? "INTEGER" : "BOOLEAN", no = kind == .sqlite ? "0" : "FALSE"
         return shared(flag: flag, no: no) + [
             (5, kind == .sqlite ? sqliteSearch : postgresSearch), (6, rollups(flag: flag)), (7, unrolled(flag: flag)),
-            (8, modes(flag: flag, no: no)), (9, kinds), (10, identities(flag: flag)),
+            (8, modes(flag: flag, no: no)), (9, kinds), (10, identities(flag: flag)), (11, events(kind: kind, flag: flag)),
+        ]
+    }
+
+    /// The event log the desk's stream reads: one row per audited change, numbered in commit order
+    /// (SQLite has one writer; on PostgreSQL a transaction takes `EventLog.orderLock` before it
+    /// draws its number, so a smaller number never commits after a larger one), and the horizon:
+    /// the largest number the purge removed (a resume from before it has missed events).
+    private static func events(kind: Store.Kind, flag: String) -> [String] {
+        let id = kind == .sqlite ? "INTEGER PRIMARY KEY AUTOINCREMENT" : "BIGSERIAL PRIMARY KEY"
+        return [
+            """
+            CREATE TABLE desk_events (
+                id \(id), livemode \(flag) NOT NULL, customer_id TEXT NOT NULL, type TEXT NOT NULL,
+                actor TEXT NOT NULL, at BIGINT NOT NULL, audit_id TEXT NOT NULL, request_id TEXT NOT NULL,
+                recorded_at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX desk_events_customer ON desk_events (customer_id, id)",
+            "CREATE INDEX desk_events_recorded ON desk_events (recorded_at)",
+            "CREATE TABLE desk_event_horizon (one INTEGER PRIMARY KEY, purged_through BIGINT NOT NULL)",
+            "INSERT INTO desk_event_horizon (one, purged_through) VALUES (1, 0)",
         ]
     }
 

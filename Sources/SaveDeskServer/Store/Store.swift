@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SQLKit
+import Synchronization
 
 /// The durable store, on one of two engines: an embedded SQLite file (one server process; the
 /// default) or a PostgreSQL database that several server instances share. Services see the
@@ -18,6 +19,9 @@ public final class Store: Sendable {
     }
 
     private let engine: any StoreEngine
+    /// Told after each committed transaction on SQLite, where one process writes (the event hub
+    /// then reads what was recorded). On PostgreSQL the database tells every instance (`listen`).
+    private let committed = Mutex<(@Sendable () -> Void)?>(nil)
     let logger: Logger
     let location: StoreLocation
     let metrics: StoreMetrics
@@ -113,7 +117,7 @@ public final class Store: Sendable {
         let asked = ContinuousClock.now
         var runs = 0
         defer { metrics.transactionDuration.recordNanoseconds(ServerMetrics.nanoseconds(ContinuousClock.now - asked)) }
-        return try await engine.transaction(keys: Set((key.map { [$0] } ?? []) + others).sorted()) { db in
+        let value = try await engine.transaction(keys: Set((key.map { [$0] } ?? []) + others).sorted()) { db in
             runs += 1
             if runs == 1 {
                 metrics.writerWait.recordNanoseconds(ServerMetrics.nanoseconds(ContinuousClock.now - asked))
@@ -122,6 +126,28 @@ public final class Store: Sendable {
             }
             return try await body(db)
         }
+        if kind == .sqlite { committed.withLock { $0 }?() }
+        return value
+    }
+
+    /// Calls `handler` after each committed transaction (SQLite; see `committed`).
+    func onCommit(_ handler: @escaping @Sendable () -> Void) {
+        committed.withLock { $0 = handler }
+    }
+
+    /// PostgreSQL: listens on `channels` until cancelled or the connection fails (see
+    /// `PostgresEngine.listen`). SQLite has nothing to listen to: it returns at once.
+    func listen(
+        _ channels: [String], ready: @Sendable () -> Void, received: @escaping @Sendable (_ channel: String, _ payload: String) -> Void
+    ) async throws {
+        guard let engine = engine as? PostgresEngine else { return }
+        try await engine.listen(channels, ready: ready, received: received)
+    }
+
+    /// PostgreSQL: tells every instance listening on `channel` (at once: no transaction).
+    func notify(_ channel: String, payload: String) async throws {
+        guard kind == .postgres else { return }
+        _ = try await sqlRead { db in try await db.raw("SELECT pg_notify(\(bind: channel), \(bind: payload))").run() }
     }
     func exclusive<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await engine.exclusive(body) }
 

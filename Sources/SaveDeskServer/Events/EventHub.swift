@@ -1,0 +1,322 @@
+import Foundation
+import Logging
+import RetentionDomain
+import ServiceLifecycle
+import Synchronization
+
+/// The desk's live events on one instance: it reads the event log once per wake-up (a local
+/// commit on SQLite; PostgreSQL's notification on every instance, so an event recorded by one
+/// reaches the subscribers of all) and hands each new event to the subscribers of its mode (and
+/// customer). Presence (who is on a customer) is kept in memory, announced to every instance, and
+/// lapses without a heartbeat. Nothing is buffered without bound: a subscriber whose queue fills
+/// is disconnected, and resumes from the log with Last-Event-ID.
+final class EventHub: Service, Sendable {
+    struct Settings: Sendable {
+        /// A comment line this often keeps proxies from closing a quiet stream.
+        var heartbeat: Duration = .seconds(15)
+        /// What one subscriber may have waiting before it is disconnected.
+        var queueLimit = 1_024
+        /// Streams one instance serves at most.
+        var maxSubscribers = 2_000
+        /// How long a presence lasts without a heartbeat.
+        var presenceTTL = Int64(DeskEvents.presenceTTLSeconds)
+    }
+
+    /// What a subscriber's stream carries.
+    enum Item: Sendable {
+        case event(DeskEventRecord)
+        case presence(PresenceRecord)
+        /// Events after `after` up to `through` were purged before this resume.
+        case gap(after: Int64, through: Int64)
+        case heartbeat
+    }
+
+    /// One agent on one customer.
+    struct PresenceRecord: Codable, Hashable, Sendable {
+        var livemode: Bool
+        var customerId: String
+        var operatorName: String
+        var session: String
+        var activity: String
+        /// Unix seconds (the server's clock).
+        var expiresAt: Int64
+
+        var key: String { "\(livemode ? "live" : "test")|\(customerId)|\(operatorName)|\(session)" }
+    }
+
+    private struct Subscriber {
+        var livemode: Bool
+        var customerId: String?
+        var queue: AsyncStream<Item>.Continuation
+
+        func wants(livemode: Bool, customerId: String) -> Bool {
+            self.livemode == livemode && (self.customerId == nil || self.customerId == customerId)
+        }
+    }
+
+    private struct State {
+        /// The last event handed out (nil while nobody listens: the next subscriber reads it).
+        var last: Int64?
+        var subscribers: [Int: Subscriber] = [:]
+        var nextId = 0
+        var presence: [String: PresenceRecord] = [:]
+        var closed = false
+    }
+
+    static let eventsChannel = SQLEventLogRepository.channel
+    static let presenceChannel = "savedesk_presence"
+    /// Events read from the log per query.
+    static let batch = 500
+
+    let store: Store
+    let clock: any ServerClock
+    let settings: Settings
+    let logger: Logger
+    private let state = Mutex(State())
+    private let wake: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
+
+    init(store: Store, clock: any ServerClock, settings: Settings, logger: Logger) {
+        self.store = store
+        self.clock = clock
+        self.settings = settings
+        self.logger = logger
+        wake = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        store.onCommit { [wake] in wake.continuation.yield() }
+    }
+
+    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
+    // MARK: Subscribing
+
+    /// A subscriber's stream: on a resume (`after`), what the log holds after that event (a gap
+    /// first when the purge took some), then every new event and presence of `livemode` (and
+    /// `customerId`), with heartbeats. The subscription is in place when this returns.
+    func subscribe(livemode: Bool, customerId: String?, after: Int64?) async throws -> AsyncStream<Item> {
+        let (latest, horizon) = try await store.read { data in (try await data.events.latest(), try await data.events.horizon()) }
+        let live = AsyncStream<Item>.makeStream(bufferingPolicy: .bufferingOldest(settings.queueLimit))
+        let registered: (id: Int, from: Int64, present: [PresenceRecord]) = try state.withLock { state in
+            if state.closed {
+                throw SaveDeskError(status: 503, code: "not_ready", "this instance is shutting down; connect again", retryAfter: 1)
+            }
+            guard state.subscribers.count < settings.maxSubscribers else {
+                throw SaveDeskError(status: 503, code: "too_many_subscribers", "this instance serves as many event streams as it may; try again", retryAfter: 5)
+            }
+            if state.last == nil { state.last = latest }
+            let id = state.nextId
+            state.nextId += 1
+            state.subscribers[id] = Subscriber(livemode: livemode, customerId: customerId, queue: live.continuation)
+            let present = state.presence.values.filter { $0.livemode == livemode && (customerId == nil || $0.customerId == customerId) }
+            return (id, state.last ?? latest, present.sorted { $0.key < $1.key })
+        }
+        live.continuation.onTermination = { [weak self] _ in self?.remove(registered.id) }
+
+        let out = AsyncStream<Item>.makeStream(bufferingPolicy: .bufferingOldest(settings.queueLimit))
+        let store = self.store
+        let forward = Task {
+            let sink = BoundedSink(out.continuation)
+            for presence in registered.present { guard sink.yield(.presence(presence)) else { return } }
+            var sent = registered.from
+            if let after, after < registered.from {
+                if after < horizon { guard sink.yield(.gap(after: after, through: horizon)) else { return } }
+                var cursor = max(after, horizon)
+                while cursor < registered.from, !Task.isCancelled {
+                    guard let events = try? await store.read({ data in try await data.events.after(cursor, limit: Self.batch) }),
+                        !events.isEmpty else { break }
+                    for event in events where event.id <= registered.from && event.livemode == livemode {
+                        if customerId == nil || event.customerId == customerId { guard sink.yield(.event(event)) else { return } }
+                    }
+                    cursor = events[events.count - 1].id
+                }
+            } else if let after {
+                sent = max(sent, after)
+            }
+            for await item in live.stream {
+                if case .event(let event) = item {
+                    guard event.id > sent else { continue }
+                    sent = event.id
+                }
+                guard sink.yield(item) else { return }
+            }
+            out.continuation.finish()
+        }
+        out.continuation.onTermination = { _ in
+            forward.cancel()
+            live.continuation.finish()
+        }
+        return out.stream
+    }
+
+    private func remove(_ id: Int) {
+        state.withLock { state in
+            state.subscribers[id] = nil
+            if state.subscribers.isEmpty { state.last = nil }
+        }
+    }
+
+    /// Hands `item` to the subscribers `wants` picks; a subscriber that has too much waiting is
+    /// disconnected.
+    private func fanOut(_ item: Item, to wants: (Subscriber) -> Bool) {
+        let targets = state.withLock { $0.subscribers.values.filter(wants).map(\.queue) }
+        for queue in targets {
+            if case .dropped = queue.yield(item) { queue.finish() }
+        }
+    }
+
+    // MARK: Presence
+
+    /// `scope`'s operator on a customer, doing `activity` (or gone), until the presence lapses.
+    func announce(scope: RequestScope, customerId: String, session: String, activity: String) async throws -> PresenceRecord {
+        let presence = PresenceRecord(
+            livemode: scope.livemode, customerId: customerId, operatorName: scope.actor, session: session, activity: activity,
+            expiresAt: clock.now().unixSeconds + settings.presenceTTL
+        )
+        try await announce(presence)
+        return presence
+    }
+
+    /// Records an agent on a customer (or gone) and tells every instance.
+    func announce(_ presence: PresenceRecord) async throws {
+        if store.kind == .postgres {
+            try await store.notify(Self.presenceChannel, payload: try String(decoding: JSONEncoder().encode(presence), as: UTF8.self))
+        } else {
+            apply(presence)
+        }
+    }
+
+    private func apply(_ presence: PresenceRecord) {
+        state.withLock { state in
+            if presence.activity == DeskEvents.Activity.left.rawValue {
+                state.presence[presence.key] = nil
+            } else {
+                state.presence[presence.key] = presence
+            }
+        }
+        fanOut(.presence(presence)) { $0.wants(livemode: presence.livemode, customerId: presence.customerId) }
+    }
+
+    /// Presences past their time: removed, and said as left.
+    private func expirePresence() {
+        let now = clock.now().unixSeconds
+        let lapsed = state.withLock { state -> [PresenceRecord] in
+            let lapsed = state.presence.values.filter { $0.expiresAt <= now }
+            for presence in lapsed { state.presence[presence.key] = nil }
+            return lapsed
+        }
+        for var presence in lapsed {
+            presence.activity = DeskEvents.Activity.left.rawValue
+            fanOut(.presence(presence)) { $0.wants(livemode: presence.livemode, customerId: presence.customerId) }
+        }
+    }
+
+    // MARK: Running
+
+    /// Reads the log when woken, beats the heart, lapses presences and (PostgreSQL) listens,
+    /// until the server shuts down; then every stream ends (see `close`).
+    func run() async throws {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.tail() }
+            group.addTask { await self.beat() }
+            if store.kind == .postgres { group.addTask { await self.listen() } }
+            try? await gracefulShutdown()
+            close()
+            group.cancelAll()
+        }
+    }
+
+    /// Ends every stream and takes no more (a draining instance: clients reconnect elsewhere).
+    func close() {
+        let queues = state.withLock { state in
+            state.closed = true
+            return state.subscribers.values.map(\.queue)
+        }
+        for queue in queues { queue.finish() }
+        wake.continuation.finish()
+    }
+
+    /// Wakes the reader (a commit elsewhere, a reconnect).
+    func poke() { wake.continuation.yield() }
+
+    private func tail() async {
+        for await _ in wake.stream {
+            do {
+                try await readNew()
+            } catch {
+                logger.warning("the event log could not be read; trying again", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+                poke()
+            }
+        }
+    }
+
+    /// Hands out what the log recorded after the last event handed out.
+    func readNew() async throws {
+        while true {
+            guard let last = state.withLock({ $0.last }) else { return }
+            let events = try await store.read { data in try await data.events.after(last, limit: Self.batch) }
+            guard let newest = events.last else { return }
+            for event in events {
+                fanOut(.event(event)) { $0.wants(livemode: event.livemode, customerId: event.customerId) }
+            }
+            state.withLock { state in
+                if let current = state.last, current < newest.id { state.last = newest.id }
+            }
+            if events.count < Self.batch { return }
+        }
+    }
+
+    private func beat() async {
+        var sinceHeartbeat = Duration.zero
+        let step = min(Duration.seconds(1), settings.heartbeat)
+        while !Task.isCancelled {
+            try? await Task.sleep(for: step)
+            sinceHeartbeat += step
+            expirePresence()
+            if sinceHeartbeat >= settings.heartbeat {
+                sinceHeartbeat = .zero
+                fanOut(.heartbeat) { _ in true }
+                // A notification lost while the listener reconnected is read now, not never.
+                if store.kind == .postgres { poke() }
+            }
+        }
+    }
+
+    private func listen() async {
+        while !Task.isCancelled {
+            do {
+                try await store.listen([Self.eventsChannel, Self.presenceChannel]) { [self] in
+                    poke()  // what was recorded while not listening
+                } received: { [self] channel, payload in
+                    if channel == Self.presenceChannel {
+                        if let presence = try? JSONDecoder().decode(PresenceRecord.self, from: Data(payload.utf8)) { apply(presence) }
+                    } else {
+                        poke()
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("listening for events failed; listening again", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+}
+
+/// A subscriber's outgoing queue (bounded where it is made): when it is full the stream ends
+/// (the client resumes with Last-Event-ID) rather than growing or skipping.
+struct BoundedSink: Sendable {
+    let continuation: AsyncStream<EventHub.Item>.Continuation
+
+    init(_ continuation: AsyncStream<EventHub.Item>.Continuation) { self.continuation = continuation }
+
+    /// False once the stream is over (finished here, or by its consumer).
+    func yield(_ item: EventHub.Item) -> Bool {
+        switch continuation.yield(item) {
+        case .enqueued: return true
+        case .dropped:
+            continuation.finish()
+            return false
+        case .terminated: return false
+        @unknown default: return false
+        }
+    }
+}
