@@ -189,7 +189,7 @@ let package = Package(
         .testTarget(
             name: "SaveDeskTUITests",
             dependencies: [
-                "SaveDeskTUI", "SaveDeskViewModels", "TerminalKit", "SaveDeskServer", "TestSupport",
+                "SaveDeskTUI", "SaveDeskViewModels", "SaveDeskClient", "TerminalKit", "SaveDeskServer", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLKit", package: "sql-kit"),
             ],

@@ -35,10 +35,10 @@ extension SaveDeskClient {
     /// in `body` carry it as `If-Match`, and the server refuses them (409 `customer_changed`,
     /// naming what changed) if someone else changed the customer since.
     public static func expecting<T>(
-        version: Int64?, _ body: () async throws(SaveDeskClientError) -> T
+        version: Int64?, isolation: isolated (any Actor)? = #isolation, _ body: () async throws(SaveDeskClientError) -> T
     ) async throws(SaveDeskClientError) -> T {
         do {
-            return try await VersionPrecondition.$expected.withValue(version) { try await body() }
+            return try await VersionPrecondition.$expected.withValue(version, operation: { try await body() }, isolation: isolation)
         } catch let error as SaveDeskClientError {
             throw error
         } catch {

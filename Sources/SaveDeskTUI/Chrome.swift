@@ -18,14 +18,22 @@ enum Chrome {
         case .connected: connection = "\u{25CF} connected"
         case .unreachable: connection = "\u{25CB} offline (r retry)"
         }
+        var left: [(String, Style)] = [mode, (model.operatorName ?? "operator", theme[.statusBar]), (model.serverURL.absoluteString, theme[.statusBar]),
+                                       (connection, theme[.statusBar])]
+        switch model.live {
+        case .off: break
+        case .connecting: left.append(("live\u{2026}", theme[.statusBar]))
+        case .live: left.append(("\u{21BB} live", theme[.statusBar]))
+        case .reconnecting(let seconds): left.append(("live: again in \(seconds) s", theme[.statusBar]))
+        case .unavailable: left.append(("live off (g refreshes)", theme[.statusBar]))
+        }
         var right: [(String, Style)] = []
         if working { right.append((Spinner.text(tick), theme[.statusBar])) }
         if model.outboxWaiting > 0 { right.append(("\(model.outboxWaiting) waiting", theme[.statusBar])) }
         if model.outboxRejected > 0 { right.append(("\(model.outboxRejected) not delivered", theme[.statusBar])) }
         right.append(("? help", theme[.statusBar]))
         StatusBar(
-            left: [mode, (model.operatorName ?? "operator", theme[.statusBar]), (model.serverURL.absoluteString, theme[.statusBar]),
-                   (connection, theme[.statusBar])],
+            left: left,
             right: right, theme: theme
         ).render(in: rect, frame: &frame)
     }

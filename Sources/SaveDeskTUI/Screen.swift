@@ -28,6 +28,8 @@ protocol Screen: AnyObject {
     func leave() -> Intent
     /// `/` from anywhere: a new search (the home screen's).
     func focusSearch() -> Intent
+    /// Something the screen may show changed on the server (the event stream): what to do.
+    func follow(_ change: LiveChange) -> Intent
 }
 
 extension Screen {
@@ -37,6 +39,7 @@ extension Screen {
     func reappear() -> Intent { .none }
     func leave() -> Intent { .none }
     func focusSearch() -> Intent { .none }
+    func follow(_ change: LiveChange) -> Intent { .none }
 
     /// The key's intent, or nil when the key is not this screen's (the app's keys apply then).
     func handle(_ key: KeyEvent, context: ScreenContext) -> Intent? {

@@ -28,10 +28,41 @@ public final class TUIApp {
         self.theme = theme
     }
 
-    /// Loads the home screen and checks the server.
-    public func start() {
+    /// Loads the home screen and checks the server; with `live`, follows the server's event
+    /// stream so screens move by themselves (the console does; snapshots stay still).
+    public func start(live: Bool = false) {
         act(screen(for: model.currentRoute).appear())
         perform { await self.model.start() }
+        if live {
+            model.onChange = { [weak self] change in self?.follow(change) }
+            model.startLive()
+        }
+    }
+
+    /// A recorded change: each screen on the stack it concerns acts on it (the customer's
+    /// screens, the analytics), the one on top first.
+    func follow(_ change: LiveChange) {
+        for route in model.stack.reversed() {
+            guard let screen = screens[route] else { continue }
+            switch route {
+            case .customer(let id), .timeline(let id), .switchAndSave(let id), .cancelFlow(let id, _):
+                if id == change.customerId { act(screen.follow(change)) }
+            case .analytics:
+                act(screen.follow(change))
+            case .customers, .demoDevice:
+                continue
+            }
+        }
+    }
+
+    /// Tells the server (presence) which customer this console is on, and doing what.
+    func announcePresence() {
+        let activity: LiveActivity = switch model.stack.last {
+        case .cancelFlow?: .cancelFlow
+        case .switchAndSave?: .switchAndSave
+        default: .viewing
+        }
+        model.announce(customerId: currentCustomerId, activity: activity)
     }
 
     // MARK: Work
@@ -110,6 +141,7 @@ public final class TUIApp {
         model.push(route)
         let screen = screen(for: route)
         if isNew { act(screen.appear()) }
+        announcePresence()
     }
 
     /// Back one screen; the screen left is closed (a cancel flow left mid-way is recorded as
@@ -119,6 +151,7 @@ public final class TUIApp {
         guard model.pop() != nil else { return }
         if let left = screens.removeValue(forKey: route) { act(left.leave()) }
         if let below = screens[model.currentRoute] { act(below.reappear()) }
+        announcePresence()
     }
 
     func goHome(focusSearch: Bool) {

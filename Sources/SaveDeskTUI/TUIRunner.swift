@@ -21,6 +21,8 @@ public final class TUIRunner<B: Backend & EventSource> {
     private var exitCode: Int32 = 0
     private var timer: DispatchSourceTimer?
     private var stopping = false
+    /// Follow the server's event stream (the console on a terminal; the loop's tests keep still).
+    public var live = false
 
     public init(app: TUIApp, backend: B) {
         self.app = app
@@ -29,7 +31,7 @@ public final class TUIRunner<B: Backend & EventSource> {
 
     /// Runs until the person quits or a signal arrives; returns the exit code (128 + signal).
     public func run() async -> Int32 {
-        app.start()
+        app.start(live: live)
         terminal.backend.start(onEvent: { [weak self] event in self?.handle(event) }, onSignal: { [weak self] signal in self?.quit(code: 128 + signal) })
         let timer = DispatchSource.makeTimerSource(queue: .main)
         timer.schedule(deadline: .now() + .milliseconds(150), repeating: .milliseconds(150))
@@ -101,6 +103,7 @@ extension TUIRunner where B == NCursesBackend {
         let noColor = ProcessInfo.processInfo.environment["NO_COLOR"].map { !$0.isEmpty } ?? false
         let backend = NCursesBackend(forceColorDepth: noColor ? NCursesBackend.ColorDepth.none : nil)
         self.init(app: TUIApp(model: model, theme: backend.colorDepth == .none ? theme.withoutColor : theme), backend: backend)
+        live = true
         if let problem { model.show(problem, isError: true) }
     }
 }

@@ -48,6 +48,18 @@ public final class AppModel {
     public private(set) var outboxWaiting = 0
     /// Calls set aside in the outbox's `rejected/` folder (refused for good, or unreadable).
     public private(set) var outboxRejected = 0
+    /// The event stream: whether screens move by themselves (see `LiveUpdates.swift`).
+    public internal(set) var live: LiveState = .off
+    /// Other agents on customers (never this console's own session), by customer id.
+    public internal(set) var presence: [String: [LivePresence]] = [:]
+    /// This console among the agent's others (presence is per console).
+    public let session = "console-" + UUID().uuidString.prefix(8).lowercased()
+    /// Where a recorded change goes (the TUI hands it to the screens it concerns).
+    @ObservationIgnored public var onChange: (@MainActor (LiveChange) -> Void)?
+    @ObservationIgnored var feed: DeskEventFeed?
+    @ObservationIgnored var presenceBeat: Task<Void, Never>?
+    @ObservationIgnored var announced: (customerId: String, activity: LiveActivity)?
+    @ObservationIgnored let key: String
     @ObservationIgnored private var retries: [Int: @MainActor () async -> Void] = [:]
     @ObservationIgnored private var nextToastId = 1
     @ObservationIgnored private var outboxWatch: Task<Void, Never>?
@@ -61,6 +73,7 @@ public final class AppModel {
         let outbox = try Outbox(directory: Outbox.folder(in: root, serverURL: serverURL, key: key))
         outbox.setAsideLegacyItems(in: root)
         client = SaveDeskClient(serverURL: serverURL, key: key, timeout: timeout, outbox: outbox)
+        self.key = key
         // sk_test_…, pk_test_…, zs_pk_test_…: split and compare, not `contains("_test_")`, which
         // goes through NSString (or the regex engine's firstRange), pages the console never needs.
         isTestMode = key.split(separator: "_").contains("test")
@@ -103,6 +116,7 @@ public final class AppModel {
     public func shutdown() {
         outboxWatch?.cancel()
         client.outbox?.stop()
+        stopLive()
     }
 
     public func checkConnection() async {

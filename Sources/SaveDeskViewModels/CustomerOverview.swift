@@ -42,6 +42,11 @@ public final class CustomerOverview {
     /// The last action's result or failure, as a sentence.
     public private(set) var lastMessage: String?
     public private(set) var isWorking = false
+    /// The customer's version this view was built on; the actions send it (`If-Match`), so one
+    /// built on a view someone else changed since is refused and shown again.
+    public private(set) var version: Int64?
+    @ObservationIgnored private var loading = false
+    @ObservationIgnored private var loadAgain = false
 
     @ObservationIgnored let calls: any CustomerOverviewCalls
     @ObservationIgnored private var productNames: [String: String] = [:]
@@ -62,6 +67,7 @@ public final class CustomerOverview {
                 productNames = Dictionary(catalog.map { ($0.id, $0.displayName) }, uniquingKeysWith: { first, _ in first })
             }
             profile = detail.profile
+            version = detail.version
             subscriptions = detail.subscriptions
             entitlements = detail.entitlements.map { desk in
                 EntitlementRow(
@@ -107,6 +113,21 @@ public final class CustomerOverview {
         }
     }
 
+    /// Loads again for a change the event stream reported; changes that arrive meanwhile make one
+    /// more load, not one each.
+    public func refresh() async {
+        if loading {
+            loadAgain = true
+            return
+        }
+        loading = true
+        defer { loading = false }
+        repeat {
+            loadAgain = false
+            await load()
+        } while loadAgain
+    }
+
     public func resume(productId: String) async {
         await perform { [calls, customerId] () throws(SaveDeskClientError) in
             try await calls.resumeSubscription(productId: productId, userId: customerId, idempotencyKey: SaveDeskClient.newIdempotencyKey())
@@ -144,10 +165,13 @@ public final class CustomerOverview {
         isWorking = true
         defer { isWorking = false }
         do {
-            lastMessage = try await action()
+            lastMessage = try await SaveDeskClient.expecting(version: version, action)
             await load()
         } catch {
             lastMessage = error.message
+            // Built on a view someone else changed: show what is there now, and let the agent
+            // choose again (the message says what changed).
+            if error.code == "customer_changed" { await load() }
         }
     }
 

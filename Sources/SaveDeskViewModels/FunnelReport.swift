@@ -41,6 +41,8 @@ public final class FunnelReport {
     public private(set) var switchAndSave: Wire.SwitchAndSaveAnalytics?
 
     @ObservationIgnored let calls: any FunnelCalls
+    @ObservationIgnored private var loading = false
+    @ObservationIgnored private var loadAgain = false
 
     public init(calls: any FunnelCalls) { self.calls = calls }
 
@@ -66,6 +68,21 @@ public final class FunnelReport {
     public func apply(_ filters: Filters) async {
         self.filters = filters
         await load()
+    }
+
+    /// Loads again for changes the event stream reported: one more load for all that arrive
+    /// meanwhile, not one each.
+    public func refresh() async {
+        if loading {
+            loadAgain = true
+            return
+        }
+        loading = true
+        defer { loading = false }
+        repeat {
+            loadAgain = false
+            await load()
+        } while loadAgain
     }
 
     public func load() async {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SaveDeskClient
 import SQLKit
 import TestSupport
 import Testing
@@ -63,27 +64,38 @@ struct TmuxEndToEndTests {
             try await tmux(["new-session", "-d", "-s", "demo", "-x", "80", "-y", "24", command])
         }
 
-        func keys(_ keys: String...) async throws {
+        /// `savedesk tui` on a running server in a session of its own (a second console beside the demo).
+        func startConsole(_ session: String, server: String, key: String) async throws {
+            let state = directory.appendingPathComponent(session).path
+            let command = "SWIFT_BACKTRACE=interactive=no TERM=xterm-256color XDG_STATE_HOME='\(state)' XDG_CONFIG_HOME='\(state)' "
+                + "'\(TmuxEndToEndTests.binary.path)' tui --server '\(server)' --key '\(key)'; echo EXIT=$?; sleep 120"
+            try await tmux(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command])
+        }
+
+        func keys(_ keys: String..., in session: String = "demo") async throws {
             pressed.value += keys.count
-            try await tmux(["send-keys", "-t", "demo"] + keys)
+            try await tmux(["send-keys", "-t", session] + keys)
         }
 
         /// Types text literally.
-        func type(_ text: String) async throws {
+        func type(_ text: String, in session: String = "demo") async throws {
             pressed.value += text.count
-            try await tmux(["send-keys", "-t", "demo", "-l", text])
+            try await tmux(["send-keys", "-t", session, "-l", text])
         }
 
-        func screen() async throws -> String { try await tmux(["capture-pane", "-p", "-t", "demo"]) }
+        func screen(_ session: String = "demo") async throws -> String { try await tmux(["capture-pane", "-p", "-t", session]) }
 
-        /// Polls the screen until it shows `text` (bounded).
-        func waitFor(_ text: String, timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation) async throws {
-            let deadline = ContinuousClock.now + timeout
-            while ContinuousClock.now < deadline {
-                if try await screen().contains(text) { return }
-                try await Task.sleep(for: .milliseconds(50))
+        /// Polls the screen until it shows `text` (bounded); how long it took.
+        @discardableResult
+        func waitFor(
+            _ text: String, in session: String = "demo", timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation
+        ) async throws -> Duration {
+            let started = ContinuousClock.now
+            while ContinuousClock.now - started < timeout {
+                if try await screen(session).contains(text) { return ContinuousClock.now - started }
+                try await Task.sleep(for: .milliseconds(20))
             }
-            Issue.record("the screen never showed \"\(text)\":\n\(try await screen())", sourceLocation: sourceLocation)
+            Issue.record("the screen never showed \"\(text)\":\n\(try await screen(session))", sourceLocation: sourceLocation)
             throw CancellationError()
         }
 
@@ -318,5 +330,64 @@ struct TmuxEndToEndTests {
         let rows = try await terminal.query("SELECT outcome, answers, offer_shown FROM cancel_flow_responses WHERE customer_id = 'cus_ava'")
         #expect(rows.count == 1)
         #expect(try rows.first?.decode(column: "outcome", as: String.self) == "dismissed")
+    }
+
+    /// Two consoles (two processes) on one server: each sees the other on Diego; the customer pays
+    /// and turns off Apple's renewal from elsewhere, and the agent's flow moves on with no key.
+    @Test func twoConsolesFollowTheCustomerWithNoKeyPressed() async throws {
+        let terminal = try Terminal()
+        defer { Task { await terminal.stop() } }
+        let serverDirectory = terminal.directory.appendingPathComponent("server")
+        try FileManager.default.createDirectory(at: serverDirectory, withIntermediateDirectories: true)
+        let config = try ConfigReader.load(file: try #require(DemoSeed.demoConfigPath))
+        let database = serverDirectory.appendingPathComponent("savedesk.sqlite").path
+        _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: database)
+        let running = try await SaveDeskBackend.start(
+            config: config, databasePath: database, options: .init(dataDirectory: serverDirectory.path),
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        )
+        defer { Task { await running.stop() } }
+        try await terminal.startConsole("marco", server: running.baseURL, key: "sk_test_savedesk_demo_marco_0001")
+        try await terminal.startConsole("priya", server: running.baseURL, key: "sk_test_savedesk_demo_priya_0001")
+        for session in ["marco", "priya"] {
+            try await terminal.waitFor(" customers \u{00B7} page 1 of", in: session)
+            try await terminal.waitFor("\u{21BB} live", in: session)
+            try await terminal.type("diego", in: session)
+            try await terminal.waitFor("1 customer ", in: session)
+            try await terminal.keys("Enter", in: session)
+            try await terminal.waitFor("1 Cancel flow (Premium Monthly)", in: session)
+        }
+        try await terminal.waitFor("Priya (support lead) is also on this customer", in: "marco")
+        try await terminal.waitFor("Marco (support) is also on this customer", in: "priya")
+
+        // Marco offers Diego the switch; Priya sees what he is doing.
+        try await terminal.keys("c", in: "marco")
+        try await terminal.waitFor("What's the main reason you want to cancel? *", in: "marco")
+        try await terminal.keys("1", "Enter", in: "marco")
+        try await terminal.waitFor("Save 20% by paying on the web", in: "marco")
+        try await terminal.keys("y", in: "marco")
+        try await terminal.waitFor("Waiting for the customer to pay", in: "marco")
+        try await terminal.waitFor("Marco (support) is also on this customer (in a cancel flow)", in: "priya")
+
+        // Diego pays on his phone: the flow moves to Apple's steps, Marco presses nothing.
+        let store = try await Store.open(path: database, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let pending = try await store.exclusive { db in
+            try await db.raw("SELECT id FROM checkout_transactions WHERE customer_id = 'cus_diego' AND status = 'pending'").all()
+                .map { try $0.decode(column: "id", as: String.self) }
+        }
+        await store.close()
+        let customer = SaveDeskClient(serverURL: URL(string: running.baseURL)!, key: "sk_test_savedesk_demo_priya_0001")
+        let before = terminal.pressed.value
+        _ = try await customer.simulateCheckout(transactionId: try #require(pending.first), outcome: .paid)
+        let paid = try await terminal.waitFor("Read these steps to turn off Apple billing:", in: "marco")
+        try await terminal.waitFor("waiting for Apple", in: "marco")
+        // Then he turns off Apple's renewal in Settings: the App Store reports it, the flow says so.
+        let original = try #require(try await customer.appStoreOriginalTransactionId(userId: "cus_diego", activeOnly: false))
+        _ = try await customer.simulateAppStoreEvent(originalTransactionId: original, event: .autoRenewOff)
+        let completed = try await terminal.waitFor("switched to the web \u{00B7} completed", in: "marco")
+        #expect(terminal.pressed.value == before, "no key was pressed while the customer acted")
+        print("two consoles: paid → Apple steps on Marco's screen in \(paid), renewal off → completed in \(completed) (tmux polled every 20 ms)")
+        try await terminal.keys("q", in: "priya")
+        try await terminal.waitFor("EXIT=0", in: "priya")
     }
 }

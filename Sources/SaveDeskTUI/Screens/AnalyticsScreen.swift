@@ -29,6 +29,9 @@ final class AnalyticsScreen: Screen {
 
     func appear() -> Intent { .run { await self.report.load() } }
 
+    /// Responses, checkouts and switches move the figures: they follow with no key pressed.
+    func follow(_ change: LiveChange) -> Intent { change.movesAnalytics ? .run { await self.report.refresh() } : .none }
+
     func action(forClick id: String) -> Action? {
         switch id {
         case "tab.cancelFlow": .show(.cancelFlow)

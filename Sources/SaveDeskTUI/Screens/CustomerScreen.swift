@@ -27,6 +27,8 @@ final class CustomerScreen: Screen {
         return map
     }
 
+    func follow(_ change: LiveChange) -> Intent { .run { await self.overview.refresh() } }
+
     func appear() -> Intent { .run { await self.overview.load() } }
 
     /// Back from a flow: what it changed shows.
@@ -93,6 +95,10 @@ final class CustomerScreen: Screen {
             column.place(Line([.init(Display.customerName(profile.name), style: theme[.title]),
                                .init("  \(profile.email)" + (profile.country.map { " \u{00B7} \($0)" } ?? "")
                                      + (profile.cardFailing ? " \u{00B7} card failing" : ""), style: theme[.muted])]), into: &frame)
+        }
+        // Who else is on this customer now (the event stream's presence).
+        for other in context.model.others(on: overview.customerId).prefix(2) {
+            paragraph("\u{25C6} " + other.sentence, theme[.warning], maxRows: 1)
         }
         // The overall state first (after a switch: active on the web), then what else needs saying.
         if let standing = overview.standing {

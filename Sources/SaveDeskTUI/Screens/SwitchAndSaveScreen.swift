@@ -19,6 +19,13 @@ final class SwitchAndSaveScreen: Screen {
     var isMidFlow: Bool { manager.state == .presented || manager.state == .accepted }
     func appear() -> Intent { .run { await self.manager.refresh() } }
 
+    /// The customer paid (on to Apple's side), or the App Store reported: no key needed.
+    func follow(_ change: LiveChange) -> Intent {
+        if manager.state == .presented, change.settlesCheckout { return .run { await self.manager.markCheckoutSucceeded() } }
+        if manager.state == .accepted, change.isFromAppStore { return .run { await self.manager.showAppleSubscriptionManagement() } }
+        return .none
+    }
+
     enum Action { case focus(Int), press(Command) }
 
     var keyMap: KeyMap<Action> {

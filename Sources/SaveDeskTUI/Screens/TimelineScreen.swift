@@ -19,6 +19,8 @@ final class TimelineScreen: Screen {
         ])
     }
 
+    func follow(_ change: LiveChange) -> Intent { .run { await self.overview.refresh() } }
+
     func appear() -> Intent { .run { await self.overview.load() } }
 
     func action(forClick id: String) -> Action? { id == "retry" ? .reload : nil }

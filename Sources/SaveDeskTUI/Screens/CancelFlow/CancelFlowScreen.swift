@@ -55,6 +55,19 @@ final class CancelFlowScreen: Screen {
 
     func appear() -> Intent { .run { await self.session.load() } }
 
+    /// The customer did their part: a paid checkout ends the switch's wait (on to Apple's
+    /// steps), and what the App Store reports is Apple's side checked again, with no key pressed.
+    func follow(_ change: LiveChange) -> Intent {
+        switch view.content {
+        case .switchOffer(let offer) where offer.isAwaitingPayment && change.settlesCheckout:
+            return .run { await self.session.confirmSwitchPayment() }
+        case .ending(let ending) where ending.appleSide?.isWaiting == true && change.isFromAppStore:
+            return .run { await self.session.checkApple() }
+        default:
+            return .none
+        }
+    }
+
     /// Leaving before the end records the flow as dismissed (with the answers so far).
     func leave() -> Intent {
         guard session.isUnrecorded else { return .none }

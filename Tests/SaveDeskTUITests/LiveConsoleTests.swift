@@ -1,0 +1,95 @@
+import Foundation
+import SaveDeskClient
+import Testing
+
+@testable import SaveDeskServer
+@testable import SaveDeskTUI
+@testable import SaveDeskViewModels
+@testable import TerminalKit
+
+/// The console following the server's event stream: what the customer (another process) does
+/// moves the agent's screen with no key pressed, and another agent on the customer is shown.
+@Suite("A live console")
+@MainActor
+struct LiveConsoleTests {
+    static let priyaKey = "sk_test_savedesk_demo_priya_0001"
+
+    /// Polls the rendered screen (bounded) until it shows `text`; how long it took.
+    @discardableResult
+    func waitFor(_ text: String, on harness: Harness, sourceLocation: SourceLocation = #_sourceLocation) async -> Duration? {
+        let started = ContinuousClock.now
+        while ContinuousClock.now - started < .seconds(30) {
+            if harness.text().contains(text) { return ContinuousClock.now - started }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("the screen never showed \"\(text)\":\n\(harness.text())", sourceLocation: sourceLocation)
+        return nil
+    }
+
+    @Test func theCustomerPaysAndAppleTurnsRenewalOffWhileTheAgentPressesNothing() async throws {
+        let harness = try await Harness.start(startApp: false)
+        defer { Task { await harness.stop() } }
+        let app = harness.app
+        app.start(live: true)
+        await app.settle()
+        await waitFor("\u{21BB} live", on: harness)
+
+        // Diego finds it too expensive; the agent offers the switch and sends the checkout link.
+        app.open(.cancelFlow(customerId: "cus_diego", productId: "premium_monthly"))
+        await app.settle()
+        await harness.press(.character("1"), .enter)
+        await waitFor("Save 20% by paying on the web", on: harness)
+        await harness.press(.character("y"))
+        await waitFor("Waiting for the customer to pay", on: harness)
+        let screen = try #require(app.currentScreen as? CancelFlowScreen)
+        guard case .switchOffer(let offer) = screen.session.view().content, let checkout = offer.checkout else {
+            Issue.record("no checkout on the page: \(harness.text())")
+            return
+        }
+
+        // The customer pays, elsewhere (another client of the server): the flow moves on by itself.
+        let customer = SaveDeskClient(serverURL: URL(string: harness.running.baseURL)!, key: Self.priyaKey)
+        _ = try await customer.simulateCheckout(transactionId: checkout.transactionId, outcome: .paid)
+        let paid = await waitFor("Read these steps to turn off Apple billing:", on: harness)
+        await waitFor("waiting for Apple", on: harness)
+
+        // The customer turns off Apple's renewal in Settings: the App Store says so, the flow shows it.
+        let original = try #require(try await customer.appStoreOriginalTransactionId(userId: "cus_diego", activeOnly: false))
+        _ = try await customer.simulateAppStoreEvent(originalTransactionId: original, event: .autoRenewOff)
+        let confirmed = await waitFor("switched to the web \u{00B7} completed", on: harness)
+        print("live console: paid → Apple steps on screen in \(paid.map { "\($0)" } ?? "-"), renewal off → completed in \(confirmed.map { "\($0)" } ?? "-")")
+    }
+
+    @Test func anotherAgentOnTheCustomerIsShownAndLeaves() async throws {
+        let harness = try await Harness.start(startApp: false)
+        defer { Task { await harness.stop() } }
+        let app = harness.app
+        app.start(live: true)
+        await app.settle()
+        await waitFor("\u{21BB} live", on: harness)
+        app.open(.customer(id: "cus_diego"))
+        await app.settle()
+        await waitFor("Diego Ram\u{00ED}rez", on: harness)
+
+        // Priya's console opens Diego and starts his cancel flow.
+        let priya = try AppModel(serverURL: URL(string: harness.running.baseURL)!, key: Self.priyaKey,
+                                 dataDirectory: harness.directory.appendingPathComponent("priya"))
+        priya.startLive()
+        defer { priya.shutdown() }
+        for _ in 0..<1500 where priya.live != .live { try? await Task.sleep(for: .milliseconds(20)) }
+        priya.announce(customerId: "cus_diego", activity: .cancelFlow)
+        await waitFor("Priya (support lead) is also on this customer (in a cancel flow)", on: harness)
+
+        // She sees Marco too, viewing.
+        for _ in 0..<1500 where priya.others(on: "cus_diego").isEmpty { try? await Task.sleep(for: .milliseconds(20)) }
+        #expect(priya.others(on: "cus_diego").map(\.sentence) == ["Marco (support) is also on this customer"])
+
+        // She leaves: the line goes.
+        priya.announce(customerId: nil, activity: .viewing)
+        let started = ContinuousClock.now
+        while harness.text().contains("Priya (support lead)"), ContinuousClock.now - started < .seconds(30) {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(!harness.text().contains("Priya (support lead)"), "\(harness.text())")
+    }
+}
