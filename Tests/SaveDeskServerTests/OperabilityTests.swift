@@ -143,8 +143,10 @@ struct OperabilityTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = try await TestDatabase.prepare(in: directory)
         var config = try TestServer.demoConfig()
-        config.rateLimits.perAddress.burstRequests = 30
-        config.rateLimits.perAddress.requestsPerSecond = 0.5
+        // A burst of ten that refills once in 100 s: the forty requests below pass it however slowly
+        // a busy machine sends them (at 0.5 a second, a loaded run once sent them all within budget).
+        config.rateLimits.perAddress.burstRequests = 10
+        config.rateLimits.perAddress.requestsPerSecond = 0.01
         let running = try await SaveDeskBackend.start(
             config: config, databasePath: path,
             options: .init(testClock: true, dataDirectory: directory.path, metrics: .init(host: "127.0.0.1", port: 0)),

@@ -1,6 +1,7 @@
 import Foundation
 import RetentionDomain
 import Testing
+import TestSupport
 
 @testable import SaveDeskViewModels
 
@@ -8,7 +9,9 @@ import Testing
 @MainActor
 struct ConsoleTests {
     @Test func twentyResponsesSubmittedWhileTheServerIsDownArriveExactlyOnceAfterBothRestart() async throws {
-        let demo = try await Demo.start()
+        // On a port no other test's server can be given once this one stops (a loaded run once
+        // had another server, with the same demo key, answer on the freed port).
+        let demo = try await Demo.start(port: Loopback.portOutsideTheEphemeralRange())
         await demo.stop()
         let app = try demo.console(timeout: .seconds(10))
         await app.start()

@@ -21,4 +21,18 @@ public enum Loopback {
         }
         return bound ? Int(UInt16(bigEndian: address.sin_port)) : nil
     }
+
+    /// A free loopback port below the kernel's ephemeral range (32768 and up on Linux): no server
+    /// started on port 0 is ever given it, so once a test stops its server there, nothing else
+    /// answers on it while the test expects the server to be down.
+    public static func portOutsideTheEphemeralRange() -> Int {
+        for _ in 0..<200 {
+            let port = Int.random(in: 20_000..<32_000)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard descriptor >= 0 else { continue }
+            defer { close(descriptor) }
+            if bind(descriptor, port: port) != nil { return port }
+        }
+        return 0
+    }
 }
