@@ -50,6 +50,8 @@ func stringArgument(_ name: String) -> String? {
 let tuiOnly = CommandLine.arguments.contains("--tui-only")
 /// `--hostile-only`: the hostile-bodies row alone.
 let hostileOnly = CommandLine.arguments.contains("--hostile-only")
+/// `--events-only`: the event stream's rows alone.
+let eventsOnly = CommandLine.arguments.contains("--events-only")
 let seconds = Double(argument("--seconds", default: 4))
 let concurrency = argument("--concurrency", default: 16)
 let runs = argument("--runs", default: 3)
@@ -137,7 +139,7 @@ let savedeskNormal = try await SaveDeskBackend.start(
 )
 
 // Customer search over 100,000 more customers (test mode, each with a subscription).
-let searchCount = tuiOnly || hostileOnly ? 0 : argument("--search-customers", default: 100_000)
+let searchCount = tuiOnly || hostileOnly || eventsOnly ? 0 : argument("--search-customers", default: 100_000)
 let searchDatabase = directory.appendingPathComponent("bench-search.sqlite").path
 _ = try await DemoSeed.apply(file: seedPath, config: config, databasePath: searchDatabase)
 // The customers come in as an operator brings them: `savedesk-server import customers` of a CSV.
@@ -214,7 +216,7 @@ let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: confi
 print("SaveDesk bench · \(machine()) · \(concurrency) concurrent clients · \(runs) runs of \(Int(seconds)) s each")
 if let importFigure { print(importFigure) }
 print("scenario".padding(toLength: 44, withPad: " ", startingAt: 0) + "  req/s median (min–max)      p50 ms   p99 ms  failures")
-for (scenario, baseURLs) in tuiOnly || hostileOnly ? [] : scenarios {
+for (scenario, baseURLs) in tuiOnly || hostileOnly || eventsOnly ? [] : scenarios {
     _ = await run(Scenario(name: "", method: scenario.method, path: scenario.path, body: scenario.body, headers: scenario.headers),
                   baseURLs: baseURLs, client: client)  // warm-up
     var results: [RunResult] = []
@@ -226,9 +228,29 @@ for (scenario, baseURLs) in tuiOnly || hostileOnly ? [] : scenarios {
                  throughputs.last!, median.percentile(0.5), median.percentile(0.99), results.map(\.failures).reduce(0, +))
     print(line)
 }
+// The event stream: 200 subscribers, fan-out from commit to the last of them, and the durable
+// write with them and without (goal: within 10 %). On PostgreSQL the subscribers are spread over
+// both instances and the writes go to one: half the fan-out crosses instances (LISTEN/NOTIFY).
+if !tuiOnly && !hostileOnly {
+    let subscribers = argument("--subscribers", default: 200)
+    await EventsBench.report(
+        label: "SQLite (synchronous=FULL)", writeURLs: [savedesk.baseURL], subscribeURLs: [savedesk.baseURL],
+        appKey: "pk_test_savedesk_demo_app_0001", operatorKey: "sk_test_savedesk_demo_marco_0001",
+        writes: Scenario(name: "POST cancel-flow/respond", method: .POST, path: "/v1/iap/cancel-flow/respond", body: respondBody, headers: key),
+        subscribers: subscribers, runs: runs, client: client
+    )
+    if postgresInstances.count == 2 {
+        await EventsBench.report(
+            label: "PostgreSQL, writes to one instance, subscribers on both", writeURLs: [postgresInstances[0].baseURL],
+            subscribeURLs: postgresInstances.map(\.baseURL), appKey: "pk_test_savedesk_demo_app_0001", operatorKey: "sk_test_savedesk_demo_marco_0001",
+            writes: Scenario(name: "POST respond", method: .POST, path: "/v1/iap/cancel-flow/respond", body: spreadRespondBody, headers: key),
+            subscribers: subscribers, runs: runs, client: client
+        )
+    }
+}
 // The cancel-flow funnel over ten million generated responses over 90 days (goal: ≤ 20 ms), on
 // each engine: the real analytics endpoint, all time, one operator, and the last 30 days.
-if !tuiOnly {
+if !tuiOnly && !eventsOnly {
     let hostileDatabase = directory.appendingPathComponent("bench-hostile.sqlite").path
     _ = try await DemoSeed.apply(file: seedPath, config: limitedConfig, databasePath: hostileDatabase)
     let hostile = try await SaveDeskBackend.start(config: limitedConfig, databasePath: hostileDatabase)
@@ -236,7 +258,7 @@ if !tuiOnly {
                               seconds: seconds, runs: runs)
     await hostile.stop()
 }
-let funnelCount = tuiOnly || hostileOnly ? 0 : argument("--funnel-responses", default: 10_000_000)
+let funnelCount = tuiOnly || hostileOnly || eventsOnly ? 0 : argument("--funnel-responses", default: 10_000_000)
 if funnelCount > 0 {
     var engines = [("SQLite", database, savedesk.baseURL)]
     if let postgresURL, let first = postgresInstances.first { engines.append(("PostgreSQL", postgresURL, first.baseURL)) }
@@ -263,8 +285,8 @@ if funnelCount > 0 {
 let savedeskBinary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("savedesk").path
 let textualApp = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("textual/customers.py").path
-if hostileOnly {
-    // the hostile-bodies row alone
+if hostileOnly || eventsOnly {
+    // the hostile-bodies or the event stream's rows alone
 } else if FileManager.default.isExecutableFile(atPath: savedeskBinary) {
     TUIBench.report(binary: savedeskBinary, textualPython: stringArgument("--textual-python"), textualApp: textualApp,
                     server: savedesk.baseURL, key: "sk_test_savedesk_demo_marco_0001")

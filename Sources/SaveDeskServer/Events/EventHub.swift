@@ -24,7 +24,11 @@ final class EventHub: Service, Sendable {
 
     /// What a subscriber's stream carries.
     enum Item: Sendable {
+        /// One event (a resume's catch-up).
         case event(DeskEventRecord)
+        /// New events as the stream's bytes, encoded once for every subscriber that wants the
+        /// same ones, and written in one piece; `through`: the newest of them.
+        case batch(through: Int64, bytes: [UInt8])
         case presence(PresenceRecord)
         /// Events after `after` up to `through` were purged before this resume.
         case gap(after: Int64, through: Int64)
@@ -131,9 +135,9 @@ final class EventHub: Service, Sendable {
                 sent = max(sent, after)
             }
             for await item in live.stream {
-                if case .event(let event) = item {
-                    guard event.id > sent else { continue }
-                    sent = event.id
+                if case .batch(let through, _) = item {
+                    guard through > sent else { continue }
+                    sent = through
                 }
                 guard sink.yield(item) else { return }
             }
@@ -159,6 +163,27 @@ final class EventHub: Service, Sendable {
         let targets = state.withLock { $0.subscribers.values.filter(wants).map(\.queue) }
         for queue in targets {
             if case .dropped = queue.yield(item) { queue.finish() }
+        }
+    }
+
+    /// Hands new events to every subscriber that wants some of them: each event is encoded once,
+    /// and a subscriber of a whole mode gets that mode's bytes, shared with the others.
+    private func handOut(_ events: [DeskEventRecord], through newest: Int64) {
+        let encoded = events.map { (event: $0, bytes: Array(EventStreamBody.encode(.event($0)).utf8)) }
+        var byMode: [Bool: [UInt8]] = [:]
+        let targets = state.withLock { $0.subscribers.values.map { ($0.livemode, $0.customerId, $0.queue) } }
+        for (livemode, customerId, queue) in targets {
+            let bytes: [UInt8]
+            if let customerId {
+                bytes = encoded.filter { $0.event.livemode == livemode && $0.event.customerId == customerId }.flatMap(\.bytes)
+            } else if let shared = byMode[livemode] {
+                bytes = shared
+            } else {
+                bytes = encoded.filter { $0.event.livemode == livemode }.flatMap(\.bytes)
+                byMode[livemode] = bytes
+            }
+            guard !bytes.isEmpty else { continue }
+            if case .dropped = queue.yield(.batch(through: newest, bytes: bytes)) { queue.finish() }
         }
     }
 
@@ -254,9 +279,7 @@ final class EventHub: Service, Sendable {
             guard let last = state.withLock({ $0.last }) else { return }
             let events = try await store.read { data in try await data.events.after(last, limit: Self.batch) }
             guard let newest = events.last else { return }
-            for event in events {
-                fanOut(.event(event)) { $0.wants(livemode: event.livemode, customerId: event.customerId) }
-            }
+            handOut(events, through: newest.id)
             state.withLock { state in
                 if let current = state.last, current < newest.id { state.last = newest.id }
             }

@@ -21,6 +21,7 @@ struct EventStreamBody: AsyncSequence, Sendable {
                 return EventStreamBody.prelude[...]
             }
             guard let item = await base.next() else { return nil }
+            if case .batch(_, let bytes) = item { return bytes[...] }
             return ArraySlice(EventStreamBody.encode(item).utf8)
         }
     }
@@ -32,6 +33,8 @@ struct EventStreamBody: AsyncSequence, Sendable {
         switch item {
         case .heartbeat:
             return ": heartbeat\n\n"
+        case .batch(_, let bytes):
+            return String(decoding: bytes, as: UTF8.self)
         case .event(let event):
             let data = json(Components.Schemas.DeskEvent(
                 id: event.id, _type: event.type, customerId: event.customerId, actor: event.actor,
