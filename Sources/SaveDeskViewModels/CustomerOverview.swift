@@ -45,8 +45,7 @@ public final class CustomerOverview {
     /// The customer's version this view was built on; the actions send it (`If-Match`), so one
     /// built on a view someone else changed since is refused and shown again.
     public private(set) var version: Int64?
-    @ObservationIgnored private var loading = false
-    @ObservationIgnored private var loadAgain = false
+    @ObservationIgnored private let reloader = Reloader()
 
     @ObservationIgnored let calls: any CustomerOverviewCalls
     @ObservationIgnored private var productNames: [String: String] = [:]
@@ -115,18 +114,7 @@ public final class CustomerOverview {
 
     /// Loads again for a change the event stream reported; changes that arrive meanwhile make one
     /// more load, not one each.
-    public func refresh() async {
-        if loading {
-            loadAgain = true
-            return
-        }
-        loading = true
-        defer { loading = false }
-        repeat {
-            loadAgain = false
-            await load()
-        } while loadAgain
-    }
+    public func refresh() async { await reloader.run { await load() } }
 
     public func resume(productId: String) async {
         await perform { [calls, customerId] () throws(SaveDeskClientError) in

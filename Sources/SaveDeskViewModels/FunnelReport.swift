@@ -41,8 +41,7 @@ public final class FunnelReport {
     public private(set) var switchAndSave: Wire.SwitchAndSaveAnalytics?
 
     @ObservationIgnored let calls: any FunnelCalls
-    @ObservationIgnored private var loading = false
-    @ObservationIgnored private var loadAgain = false
+    @ObservationIgnored private let reloader = Reloader()
 
     public init(calls: any FunnelCalls) { self.calls = calls }
 
@@ -72,18 +71,7 @@ public final class FunnelReport {
 
     /// Loads again for changes the event stream reported: one more load for all that arrive
     /// meanwhile, not one each.
-    public func refresh() async {
-        if loading {
-            loadAgain = true
-            return
-        }
-        loading = true
-        defer { loading = false }
-        repeat {
-            loadAgain = false
-            await load()
-        } while loadAgain
-    }
+    public func refresh() async { await reloader.run { await load() } }
 
     public func load() async {
         phase = .loading

@@ -54,7 +54,7 @@ struct EventStreamTests {
         }
         // It gets what fitted, in order, and then its stream ends (it resumes with Last-Event-ID).
         var received: [Int64] = []
-        for await item in slow {
+        for await item in slow.live {
             if case .batch(let through, _) = item { received.append(through) }
         }
         #expect(!received.isEmpty && received.count < 40, "\(received.count) of 40")
@@ -71,7 +71,7 @@ struct EventStreamTests {
         let hub = EventHub(store: store, clock: ManualClock(TestServer.start), settings: .init(), logger: logger)
         let open = try await hub.subscribe(livemode: false, customerId: nil, after: nil)
         hub.close()
-        for await _ in open {}
+        for await _ in open.live {}
         await #expect(throws: SaveDeskError.self) { _ = try await hub.subscribe(livemode: false, customerId: nil, after: nil) }
     }
 }

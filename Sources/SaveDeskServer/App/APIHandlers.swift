@@ -137,8 +137,8 @@ struct APIHandlers: APIProtocol {
             }
             after = value
         }
-        let items = try await events.subscribe(livemode: scope.livemode, customerId: input.query.customerId, after: after)
-        return .ok(.init(body: .textEventStream(HTTPBody(EventStreamBody(items: items), length: .unknown, iterationBehavior: .single))))
+        let subscription = try await events.subscribe(livemode: scope.livemode, customerId: input.query.customerId, after: after)
+        return .ok(.init(body: .textEventStream(HTTPBody(EventStreamBody(subscription: subscription), length: .unknown, iterationBehavior: .single))))
     }
 
     func announceDeskPresence(_ input: Operations.AnnounceDeskPresence.Input) async throws -> Operations.AnnounceDeskPresence.Output {

@@ -20,6 +20,10 @@ final class EventHub: Service, Sendable {
         var maxSubscribers = 2_000
         /// How long a presence lasts without a heartbeat.
         var presenceTTL = Int64(DeskEvents.presenceTTLSeconds)
+        /// After a read that found events, how long to let more commits gather before the next:
+        /// under many writes each subscriber gets a few events per write to its socket rather than
+        /// one (an event waits at most this much longer).
+        var gather: Duration = .milliseconds(5)
     }
 
     /// What a subscriber's stream carries.
@@ -92,10 +96,25 @@ final class EventHub: Service, Sendable {
 
     // MARK: Subscribing
 
-    /// A subscriber's stream: on a resume (`after`), what the log holds after that event (a gap
-    /// first when the purge took some), then every new event and presence of `livemode` (and
-    /// `customerId`), with heartbeats. The subscription is in place when this returns.
-    func subscribe(livemode: Bool, customerId: String?, after: Int64?) async throws -> AsyncStream<Item> {
+    /// What one subscriber is sent: `first` (the presences of its scope; on a resume, a gap when
+    /// the purge took some, then what the log holds after `after`), then `live`: every new event
+    /// and presence of its mode (and customer), with heartbeats, from `sentThrough` on.
+    struct Subscription: Sendable {
+        var first: [Item]
+        var live: AsyncStream<Item>
+        /// The newest event `first` covers: a live batch up to it was sent already.
+        var sentThrough: Int64
+        /// A resume further back than one queue's worth: `first` is sent, then the stream ends
+        /// and the client resumes from there (nothing held beyond the bound).
+        var endsAfterFirst: Bool
+        let continuation: AsyncStream<Item>.Continuation
+
+        /// Ends it (its queue goes, the hub forgets it).
+        func finish() { continuation.finish() }
+    }
+
+    /// A new subscriber, in place when this returns.
+    func subscribe(livemode: Bool, customerId: String?, after: Int64?) async throws -> Subscription {
         let (latest, horizon) = try await store.read { data in (try await data.events.latest(), try await data.events.horizon()) }
         let live = AsyncStream<Item>.makeStream(bufferingPolicy: .bufferingOldest(settings.queueLimit))
         let registered: (id: Int, from: Int64, present: [PresenceRecord]) = try state.withLock { state in
@@ -114,40 +133,34 @@ final class EventHub: Service, Sendable {
         }
         live.continuation.onTermination = { [weak self] _ in self?.remove(registered.id) }
 
-        let out = AsyncStream<Item>.makeStream(bufferingPolicy: .bufferingOldest(settings.queueLimit))
-        let store = self.store
-        let forward = Task {
-            let sink = BoundedSink(out.continuation)
-            for presence in registered.present { guard sink.yield(.presence(presence)) else { return } }
-            var sent = registered.from
-            if let after, after < registered.from {
-                if after < horizon { guard sink.yield(.gap(after: after, through: horizon)) else { return } }
-                var cursor = max(after, horizon)
-                while cursor < registered.from, !Task.isCancelled {
-                    guard let events = try? await store.read({ data in try await data.events.after(cursor, limit: Self.batch) }),
-                        !events.isEmpty else { break }
+        var first: [Item] = registered.present.map(Item.presence)
+        var sent = registered.from
+        var endsAfterFirst = false
+        if let after, after < registered.from {
+            if after < horizon { first.append(.gap(after: after, through: horizon)) }
+            var cursor = max(after, horizon)
+            do {
+                while cursor < registered.from {
+                    let events = try await store.read { data in try await data.events.after(cursor, limit: Self.batch) }
+                    guard let newest = events.last else { break }
                     for event in events where event.id <= registered.from && event.livemode == livemode {
-                        if customerId == nil || event.customerId == customerId { guard sink.yield(.event(event)) else { return } }
+                        if customerId == nil || event.customerId == customerId { first.append(.event(event)) }
                     }
-                    cursor = events[events.count - 1].id
+                    cursor = newest.id
+                    if first.count >= settings.queueLimit, cursor < registered.from {
+                        // More than one queue's worth: this much now; the client resumes after it.
+                        endsAfterFirst = true
+                        break
+                    }
                 }
-            } else if let after {
-                sent = max(sent, after)
+            } catch {
+                live.continuation.finish()
+                throw error
             }
-            for await item in live.stream {
-                if case .batch(let through, _) = item {
-                    guard through > sent else { continue }
-                    sent = through
-                }
-                guard sink.yield(item) else { return }
-            }
-            out.continuation.finish()
+        } else if let after {
+            sent = max(sent, after)
         }
-        out.continuation.onTermination = { _ in
-            forward.cancel()
-            live.continuation.finish()
-        }
-        return out.stream
+        return Subscription(first: first, live: live.stream, sentThrough: sent, endsAfterFirst: endsAfterFirst, continuation: live.continuation)
     }
 
     private func remove(_ id: Int) {
@@ -264,7 +277,7 @@ final class EventHub: Service, Sendable {
     private func tail() async {
         for await _ in wake.stream {
             do {
-                try await readNew()
+                if try await readNew() > 0, settings.gather > .zero { try? await Task.sleep(for: settings.gather) }
             } catch {
                 logger.warning("the event log could not be read; trying again", metadata: ["error": "\(error)"])
                 try? await Task.sleep(for: .seconds(1))
@@ -273,17 +286,20 @@ final class EventHub: Service, Sendable {
         }
     }
 
-    /// Hands out what the log recorded after the last event handed out.
-    func readNew() async throws {
+    /// Hands out what the log recorded after the last event handed out; how many events.
+    @discardableResult
+    func readNew() async throws -> Int {
+        var count = 0
         while true {
-            guard let last = state.withLock({ $0.last }) else { return }
+            guard let last = state.withLock({ $0.last }) else { return count }
             let events = try await store.read { data in try await data.events.after(last, limit: Self.batch) }
-            guard let newest = events.last else { return }
+            guard let newest = events.last else { return count }
+            count += events.count
             handOut(events, through: newest.id)
             state.withLock { state in
                 if let current = state.last, current < newest.id { state.last = newest.id }
             }
-            if events.count < Self.batch { return }
+            if events.count < Self.batch { return count }
         }
     }
 
@@ -320,26 +336,6 @@ final class EventHub: Service, Sendable {
                 logger.warning("listening for events failed; listening again", metadata: ["error": "\(error)"])
             }
             try? await Task.sleep(for: .seconds(1))
-        }
-    }
-}
-
-/// A subscriber's outgoing queue (bounded where it is made): when it is full the stream ends
-/// (the client resumes with Last-Event-ID) rather than growing or skipping.
-struct BoundedSink: Sendable {
-    let continuation: AsyncStream<EventHub.Item>.Continuation
-
-    init(_ continuation: AsyncStream<EventHub.Item>.Continuation) { self.continuation = continuation }
-
-    /// False once the stream is over (finished here, or by its consumer).
-    func yield(_ item: EventHub.Item) -> Bool {
-        switch continuation.yield(item) {
-        case .enqueued: return true
-        case .dropped:
-            continuation.finish()
-            return false
-        case .terminated: return false
-        @unknown default: return false
         }
     }
 }

@@ -6,27 +6,48 @@ import SaveDeskAPI
 /// (pulled, so nothing queues here: what waits is in the hub's bounded queue).
 struct EventStreamBody: AsyncSequence, Sendable {
     typealias Element = ArraySlice<UInt8>
-    let items: AsyncStream<EventHub.Item>
+    let subscription: EventHub.Subscription
 
     /// How long a client waits before it reconnects, and a first line so it knows it is subscribed.
     static let prelude = Array("retry: 2000\n: subscribed\n\n".utf8)
 
     struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncStream<EventHub.Item>.AsyncIterator
+        let subscription: EventHub.Subscription
+        var live: AsyncStream<EventHub.Item>.AsyncIterator
         var opened = false
+        var sentThrough: Int64
 
+        init(_ subscription: EventHub.Subscription) {
+            self.subscription = subscription
+            live = subscription.live.makeAsyncIterator()
+            sentThrough = subscription.sentThrough
+        }
+
+        /// The prelude and what comes `first`, in one piece; then each live item as it comes.
         mutating func next() async -> ArraySlice<UInt8>? {
             if !opened {
                 opened = true
-                return EventStreamBody.prelude[...]
+                var bytes = EventStreamBody.prelude
+                for item in subscription.first { bytes += EventStreamBody.encode(item).utf8 }
+                return bytes[...]
             }
-            guard let item = await base.next() else { return nil }
-            if case .batch(_, let bytes) = item { return bytes[...] }
-            return ArraySlice(EventStreamBody.encode(item).utf8)
+            if subscription.endsAfterFirst {
+                subscription.finish()
+                return nil
+            }
+            while true {
+                guard let item = await live.next() else { return nil }
+                if case .batch(let through, let bytes) = item {
+                    guard through > sentThrough else { continue }
+                    sentThrough = through
+                    return bytes[...]
+                }
+                return ArraySlice(EventStreamBody.encode(item).utf8)
+            }
         }
     }
 
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: items.makeAsyncIterator()) }
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(subscription) }
 
     /// One item as its lines (each ends with a blank line).
     static func encode(_ item: EventHub.Item) -> String {
