@@ -20,10 +20,10 @@ final class EventHub: Service, Sendable {
         var maxSubscribers = 2_000
         /// How long a presence lasts without a heartbeat.
         var presenceTTL = Int64(DeskEvents.presenceTTLSeconds)
-        /// After a read that found events, how long to let more commits gather before the next:
-        /// under many writes each subscriber gets a few events per write to its socket rather than
-        /// one (an event waits at most this much longer).
-        var gather: Duration = .milliseconds(5)
+        /// After a read that found several events (many writes), how long to let more commits
+        /// gather before the next read: each subscriber then gets several events per write to its
+        /// socket rather than one. A lone event is never held (it waits only under load).
+        var gather: Duration = .milliseconds(10)
     }
 
     /// What a subscriber's stream carries.
@@ -277,7 +277,7 @@ final class EventHub: Service, Sendable {
     private func tail() async {
         for await _ in wake.stream {
             do {
-                if try await readNew() > 0, settings.gather > .zero { try? await Task.sleep(for: settings.gather) }
+                if try await readNew() > 1, settings.gather > .zero { try? await Task.sleep(for: settings.gather) }
             } catch {
                 logger.warning("the event log could not be read; trying again", metadata: ["error": "\(error)"])
                 try? await Task.sleep(for: .seconds(1))
