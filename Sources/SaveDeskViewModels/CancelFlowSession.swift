@@ -90,6 +90,9 @@ public final class CancelFlowSession {
     /// The server call for the choice made, kept for `retry()` (with its Idempotency-Key: a retry
     /// whose first try was applied gets the stored answer, not a refusal).
     @ObservationIgnored private var pendingCall: (@MainActor () async throws(SaveDeskClientError) -> Outcome)?
+    /// The customer's version the flow was built on: its changes carry it (`If-Match`), so one
+    /// someone else overtook is refused, said, and confirmed by the agent's retry.
+    @ObservationIgnored private var version: Int64?
 
     public init(
         userId: String, productId: String, calls: any CancelFlowCalls,
@@ -140,6 +143,7 @@ public final class CancelFlowSession {
         do {
             let config = try await calls.cancelFlowConfig(userId: userId)
             let detail = try await calls.customer(id: userId)
+            version = detail.version
             let catalog = (try? await calls.products()) ?? []
             productNames = Dictionary(catalog.map { ($0.id, $0.displayName) }, uniquingKeysWith: { first, _ in first })
             var input = CancelFlow.RetentionPlan.Input(
@@ -374,8 +378,14 @@ public final class CancelFlowSession {
         pendingCall = call
         phase = .applying(label ?? "Trying again…")
         do {
-            let outcome = try await call()
+            let outcome = try await SaveDeskClient.expecting(version: version, call)
             await finish(outcome)
+        } catch where error.code == "customer_changed" {
+            // Someone else changed the customer during the flow: say what, and let the agent
+            // confirm (Retry) on what is there now.
+            if let detail = try? await calls.customer(id: userId) { version = detail.version }
+            lastError = error
+            phase = .failed(error.message)
         } catch where error.code == "managed_by_app_store" {
             // Nothing to retry: the customer acts in Settings. A cancellation ends as cancelled (with
             // the steps to read out); a save or pause that cannot apply ends as dismissed, and the

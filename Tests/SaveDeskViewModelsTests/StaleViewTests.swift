@@ -34,4 +34,30 @@ struct StaleViewTests {
         await overview.reactivate(productId: "premium_monthly")
         #expect(overview.lastMessage?.hasPrefix("Renews again") == true, "\(overview.lastMessage ?? "")")
     }
+
+    @Test func aCancelFlowOvertakenByAnotherAgentSaysWhatChangedAndTheRetryConfirms() async throws {
+        let demo = try await Demo.start()
+        defer { Task { await demo.stop() } }
+        let marco = try demo.console()
+        let flow = marco.makeCancelFlow(customerId: "cus_ava", productId: "premium_monthly")
+        await flow.load()
+        try flow.select(optionId: 13)
+        try flow.proceed()
+        try flow.select(optionId: 23)
+        try flow.proceed()
+        try flow.proceed()
+        #expect(flow.page == .retention(.offer))
+
+        // Meanwhile Priya gives Ava the save offer from her own console.
+        let priya = SaveDeskClient(serverURL: demo.url, key: "sk_test_savedesk_demo_priya_0001")
+        _ = try await priya.acceptSaveOffer(productId: "premium_monthly", userId: "cus_ava")
+
+        try await flow.acceptOffer()
+        guard case .failed(let message) = flow.phase else { Issue.record("not refused: \(flow.phase)"); return }
+        #expect(message.contains("Priya (support lead) accepted the save offer"), "\(message)")
+        // The agent confirms on what is there now: the retry goes through (the offer was already on: a repeat).
+        await flow.retry()
+        guard case .finished(let outcome) = flow.phase else { Issue.record("not finished: \(flow.phase)"); return }
+        #expect(outcome.outcome == .retained)
+    }
 }
