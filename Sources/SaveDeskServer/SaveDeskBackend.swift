@@ -195,7 +195,7 @@ public enum SaveDeskBackend {
         let checkout = CheckoutService(
             store: store, changes: changes, clock: dataClock, config: config, portal: portal, switchAndSave: switchAndSave
         )
-        let events = EventHub(store: store, clock: clock, settings: config.events.hubSettings, logger: logger)
+        let events = EventHub(store: store, clock: clock, settings: config.events.hubSettings, logger: logger, metrics: metrics)
         let jobs = JobBoard()
         let readiness = Readiness(store: store, jobs: jobs, expectedJobs: [Self.purgeJob, Self.foldJob], metrics: metrics)
         let handlers = APIHandlers(

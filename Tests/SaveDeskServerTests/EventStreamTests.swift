@@ -38,9 +38,11 @@ struct EventStreamTests {
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         let store = try await Store.open(path: try await TestDatabase.prepare(in: directory), logger: logger)
         defer { Task { await store.close() } }
-        let hub = EventHub(store: store, clock: ManualClock(TestServer.start), settings: .init(queueLimit: 16), logger: logger)
+        let metrics = ServerMetrics()
+        let hub = EventHub(store: store, clock: ManualClock(TestServer.start), settings: .init(queueLimit: 16), logger: logger, metrics: metrics)
         let slow = try await hub.subscribe(livemode: false, customerId: nil, after: nil)
         #expect(hub.subscriberCount == 1)
+        #expect(metrics.exposition().contains("savedesk_event_subscribers 1"))
         // Forty changes committed and handed out one by one while the subscriber reads nothing.
         try await store.transaction { data in try await data.customers.insert(CustomerRecord.new(id: "cus_slow", livemode: false, at: 0)) }
         for index in 0..<40 {
@@ -60,6 +62,11 @@ struct EventStreamTests {
         #expect(!received.isEmpty && received.count < 40, "\(received.count) of 40")
         #expect(received == received.sorted())
         #expect(hub.subscriberCount == 0)
+        // The figures say so: none open, one cut; the log is read while someone listens (sixteen
+        // fitted, the seventeenth cut it off), not after.
+        let figures = metrics.exposition()
+        #expect(figures.contains("savedesk_event_subscribers 0") && figures.contains("savedesk_event_subscribers_cut_total 1"), "\(figures)")
+        #expect(figures.contains("savedesk_events_read_total 17\n"), "\(figures)")
     }
 
     @Test func aDrainingInstanceEndsItsStreamsAndTakesNoMore() async throws {

@@ -80,14 +80,16 @@ final class EventHub: Service, Sendable {
     let clock: any ServerClock
     let settings: Settings
     let logger: Logger
+    let metrics: ServerMetrics?
     private let state = Mutex(State())
     private let wake: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
 
-    init(store: Store, clock: any ServerClock, settings: Settings, logger: Logger) {
+    init(store: Store, clock: any ServerClock, settings: Settings, logger: Logger, metrics: ServerMetrics? = nil) {
         self.store = store
         self.clock = clock
         self.settings = settings
         self.logger = logger
+        self.metrics = metrics
         wake = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         store.onCommit { [wake] in wake.continuation.yield() }
     }
@@ -128,6 +130,7 @@ final class EventHub: Service, Sendable {
             let id = state.nextId
             state.nextId += 1
             state.subscribers[id] = Subscriber(livemode: livemode, customerId: customerId, queue: live.continuation)
+            metrics?.eventSubscribers(state.subscribers.count)
             let present = state.presence.values.filter { $0.livemode == livemode && (customerId == nil || $0.customerId == customerId) }
             return (id, state.last ?? latest, present.sorted { $0.key < $1.key })
         }
@@ -166,6 +169,7 @@ final class EventHub: Service, Sendable {
     private func remove(_ id: Int) {
         state.withLock { state in
             state.subscribers[id] = nil
+            metrics?.eventSubscribers(state.subscribers.count)
             if state.subscribers.isEmpty { state.last = nil }
         }
     }
@@ -175,7 +179,10 @@ final class EventHub: Service, Sendable {
     private func fanOut(_ item: Item, to wants: (Subscriber) -> Bool) {
         let targets = state.withLock { $0.subscribers.values.filter(wants).map(\.queue) }
         for queue in targets {
-            if case .dropped = queue.yield(item) { queue.finish() }
+            if case .dropped = queue.yield(item) {
+                metrics?.eventSubscriberCut()
+                queue.finish()
+            }
         }
     }
 
@@ -196,7 +203,10 @@ final class EventHub: Service, Sendable {
                 byMode[livemode] = bytes
             }
             guard !bytes.isEmpty else { continue }
-            if case .dropped = queue.yield(.batch(through: newest, bytes: bytes)) { queue.finish() }
+            if case .dropped = queue.yield(.batch(through: newest, bytes: bytes)) {
+                metrics?.eventSubscriberCut()
+                queue.finish()
+            }
         }
     }
 
@@ -295,6 +305,7 @@ final class EventHub: Service, Sendable {
             let events = try await store.read { data in try await data.events.after(last, limit: Self.batch) }
             guard let newest = events.last else { return count }
             count += events.count
+            metrics?.eventsRead(events.count)
             handOut(events, through: newest.id)
             state.withLock { state in
                 if let current = state.last, current < newest.id { state.last = newest.id }

@@ -71,6 +71,23 @@ final class ServerMetrics: Sendable {
                 factory: factory).increment()
     }
 
+    // MARK: Event stream
+
+    /// The desk's event streams open on this instance (`savedesk_event_subscribers`).
+    func eventSubscribers(_ count: Int) {
+        Gauge(label: "savedesk_event_subscribers", factory: factory).record(count)
+    }
+
+    /// Events read from the log and handed to this instance's subscribers (`savedesk_events_read_total`).
+    func eventsRead(_ count: Int) {
+        Counter(label: "savedesk_events_read_total", factory: factory).increment(by: count)
+    }
+
+    /// A subscriber disconnected because its queue was full (`savedesk_event_subscribers_cut_total`).
+    func eventSubscriberCut() {
+        Counter(label: "savedesk_event_subscribers_cut_total", factory: factory).increment()
+    }
+
     // MARK: Jobs
 
     /// The age of the oldest cancel-flow response not folded into the rollups yet (0: none
