@@ -35,6 +35,7 @@ public final class TUIApp {
         perform { await self.model.start() }
         if live {
             model.onChange = { [weak self] change in self?.follow(change) }
+            model.onResync = { [weak self] in self?.resync() }
             model.startLive()
         }
     }
@@ -49,6 +50,20 @@ public final class TUIApp {
                 if id == change.customerId { act(screen.follow(change)) }
             case .analytics:
                 act(screen.follow(change))
+            case .customers, .demoDevice:
+                continue
+            }
+        }
+    }
+
+    /// Events were missed: each screen on the stack reads again what it shows.
+    func resync() {
+        for route in model.stack.reversed() {
+            switch route {
+            case .customer(let id), .timeline(let id), .switchAndSave(let id), .cancelFlow(let id, _):
+                if let screen = screens[route] { act(screen.follow(.resync(customerId: id))) }
+            case .analytics:
+                if let screen = screens[route] { act(screen.follow(.resync(customerId: ""))) }
             case .customers, .demoDevice:
                 continue
             }

@@ -56,6 +56,8 @@ public final class AppModel {
     public let session = "console-" + UUID().uuidString.prefix(8).lowercased()
     /// Where a recorded change goes (the TUI hands it to the screens it concerns).
     @ObservationIgnored public var onChange: (@MainActor (LiveChange) -> Void)?
+    /// Events were missed (a resume past the retention window): everything shown may be old.
+    @ObservationIgnored public var onResync: (@MainActor () -> Void)?
     @ObservationIgnored var feed: DeskEventFeed?
     @ObservationIgnored var presenceBeat: Task<Void, Never>?
     @ObservationIgnored var announced: (customerId: String, activity: LiveActivity)?

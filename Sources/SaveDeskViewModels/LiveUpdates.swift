@@ -32,12 +32,18 @@ public struct LiveChange: Hashable, Sendable {
         self.actor = actor
     }
 
+    /// Events were missed (purged before the console resumed): what is on screen may be old.
+    public static func resync(customerId: String) -> LiveChange { LiveChange(id: 0, customerId: customerId, type: "resync", actor: "") }
+    public var isResync: Bool { type == "resync" }
+
     /// A checkout was paid or failed (a waiting switch can be confirmed).
     public var settlesCheckout: Bool { ["checkout.paid", "checkout.failed", "checkout.finalized"].contains(type) }
     /// The App Store reported something (Apple's side of a flow can be checked again).
-    public var isFromAppStore: Bool { type.hasPrefix("app_store.") }
+    public var isFromAppStore: Bool { type.hasPrefix("app_store.") || isResync }
     /// What the cancel-flow analytics count.
-    public var movesAnalytics: Bool { type.hasPrefix("cancel_flow.") || type.hasPrefix("checkout.") || type.hasPrefix("switch_and_save.") }
+    public var movesAnalytics: Bool {
+        type.hasPrefix("cancel_flow.") || type.hasPrefix("checkout.") || type.hasPrefix("switch_and_save.") || isResync
+    }
 }
 
 /// Another agent on a customer.
@@ -104,9 +110,8 @@ extension AppModel {
             }
             presence[wire.customerId] = others.isEmpty ? nil : others.sorted { $0.operatorName < $1.operatorName }
         case .gap:
-            // Some events were purged while away: what is on screen may be old; the screens reload
-            // on the next change, and the refresh keys work meanwhile.
-            break
+            // Some events were purged while away: every screen reads again what it shows.
+            onResync?()
         }
     }
 

@@ -92,4 +92,21 @@ struct LiveConsoleTests {
         }
         #expect(!harness.text().contains("Priya (support lead)"), "\(harness.text())")
     }
+
+    @Test func aGapInTheStreamMakesEveryScreenReadAgain() async throws {
+        let harness = try await Harness.start()
+        defer { Task { await harness.stop() } }
+        let app = harness.app
+        app.model.onResync = { [weak app] in app?.resync() }
+        app.open(.customer(id: "cus_ava"))
+        await app.settle()
+        await waitFor("Ava", on: harness)
+        #expect(!harness.text().contains("Paused"))
+        // A change the console never heard of (no stream here), then the stream says it missed some.
+        let other = SaveDeskClient(serverURL: URL(string: harness.running.baseURL)!, key: Self.priyaKey)
+        _ = try await other.pauseSubscription(productId: "premium_monthly", userId: "cus_ava", days: 30)
+        app.model.receive(.gap(after: 1, through: 2))
+        await app.settle()
+        await waitFor("Paused", on: harness)
+    }
 }
