@@ -69,6 +69,20 @@ struct EventStreamTests {
         #expect(figures.contains("savedesk_events_read_total 17\n"), "\(figures)")
     }
 
+    @Test func aSubscriptionNobodyReadsIsForgottenWhenItGoes() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-hub-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let store = try await Store.open(path: try await TestDatabase.prepare(in: directory), logger: logger)
+        defer { Task { await store.close() } }
+        let hub = EventHub(store: store, clock: ManualClock(TestServer.start), settings: .init(), logger: logger)
+        // An answer made and dropped unwritten (the client went before its head was sent).
+        var body: EventStreamBody? = EventStreamBody(subscription: try await hub.subscribe(livemode: false, customerId: nil, after: nil))
+        withExtendedLifetime(body) { #expect(hub.subscriberCount == 1) }
+        body = nil
+        #expect(body == nil && hub.subscriberCount == 0)
+    }
+
     @Test func aDrainingInstanceEndsItsStreamsAndTakesNoMore() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-hub-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

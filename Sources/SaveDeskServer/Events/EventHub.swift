@@ -109,10 +109,18 @@ final class EventHub: Service, Sendable {
         /// A resume further back than one queue's worth: `first` is sent, then the stream ends
         /// and the client resumes from there (nothing held beyond the bound).
         var endsAfterFirst: Bool
-        let continuation: AsyncStream<Item>.Continuation
+        let end: End
 
         /// Ends it (its queue goes, the hub forgets it).
-        func finish() { continuation.finish() }
+        func finish() { end.continuation.finish() }
+
+        /// Ends the subscription when the last copy of it goes: an answer never written (the
+        /// client left first) does not leave it registered.
+        final class End: Sendable {
+            let continuation: AsyncStream<Item>.Continuation
+            init(_ continuation: AsyncStream<Item>.Continuation) { self.continuation = continuation }
+            deinit { continuation.finish() }
+        }
     }
 
     /// A new subscriber, in place when this returns.
@@ -163,7 +171,7 @@ final class EventHub: Service, Sendable {
         } else if let after {
             sent = max(sent, after)
         }
-        return Subscription(first: first, live: live.stream, sentThrough: sent, endsAfterFirst: endsAfterFirst, continuation: live.continuation)
+        return Subscription(first: first, live: live.stream, sentThrough: sent, endsAfterFirst: endsAfterFirst, end: .init(live.continuation))
     }
 
     private func remove(_ id: Int) {
