@@ -18,15 +18,22 @@ enum RawHTTP {
     /// `timeout` passes.
     /// `from`: the loopback address to send from (0x7F00_0002 is 127.0.0.2), for another client
     /// address than the usual 127.0.0.1.
-    static func exchange(port: Int, _ request: Data, timeout: Double = 10, from: UInt32? = nil) async -> Reply {
+    /// `until`: stop reading once what arrived satisfies it (a stream that stays open).
+    static func exchange(
+        port: Int, _ request: Data, timeout: Double = 10, from: UInt32? = nil, until: (@Sendable (String) -> Bool)? = nil
+    ) async -> Reply {
         await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: exchangeBlocking(port: port, request, timeout: timeout, from: from)) }
+            let thread = Thread {
+                continuation.resume(returning: exchangeBlocking(port: port, request, timeout: timeout, from: from, until: until))
+            }
             thread.start()
         }
     }
 
-    static func exchange(port: Int, _ request: String, timeout: Double = 10, from: UInt32? = nil) async -> Reply {
-        await exchange(port: port, Data(request.utf8), timeout: timeout, from: from)
+    static func exchange(
+        port: Int, _ request: String, timeout: Double = 10, from: UInt32? = nil, until: (@Sendable (String) -> Bool)? = nil
+    ) async -> Reply {
+        await exchange(port: port, Data(request.utf8), timeout: timeout, from: from, until: until)
     }
 
     /// A GET of `target` exactly as written.
@@ -35,7 +42,9 @@ enum RawHTTP {
         return await exchange(port: port, "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(keyLine)\(extraHeaders)Connection: close\r\n\r\n", from: from)
     }
 
-    private static func exchangeBlocking(port: Int, _ request: Data, timeout: Double, from: UInt32?) -> Reply {
+    private static func exchangeBlocking(
+        port: Int, _ request: Data, timeout: Double, from: UInt32?, until: (@Sendable (String) -> Bool)? = nil
+    ) -> Reply {
         let started = Date()
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return Reply(status: 0, head: "", body: "socket failed", closed: true, seconds: 0) }
@@ -72,6 +81,7 @@ enum RawHTTP {
                 break
             }
             received.append(contentsOf: chunk[0..<n])
+            if let until, until(String(decoding: received, as: UTF8.self)) { break }
         }
         let text = String(decoding: received, as: UTF8.self)
         let parts = text.components(separatedBy: "\r\n\r\n")

@@ -35,9 +35,10 @@ struct ConsoleTests {
         #expect(restarted.outboxWaiting == 20)
         await restarted.start()
         #expect(restarted.connection == .connected && restarted.operatorName == "Marco (support)" && restarted.isTestMode)
-        // Twenty durable deliveries, one after another: a second or two alone, up to half a second
-        // each when the PostgreSQL stage runs every suite at once on two cores.
-        #expect(await eventually(timeout: .seconds(40)) { restarted.outboxWaiting == 0 },
+        // Twenty durable deliveries, one after another: a second or two alone, up to two seconds
+        // each when the PostgreSQL stage runs every suite at once on two cores beside another
+        // build (a loaded run took longer than 40 s). A poll: a fast drain returns at once.
+        #expect(await eventually(timeout: .seconds(180)) { restarted.outboxWaiting == 0 },
                 "\(restarted.client.outbox?.pending().map { "\($0.attempts) \(String(describing: $0.nextAttempt)) \($0.lastError ?? "-")" } ?? [])")
         #expect(try await again.count("cancel_flow_responses") == 20)
         // Nothing is sent twice, however often delivery is asked for.
@@ -67,7 +68,8 @@ struct ConsoleTests {
         defer { console.shutdown() }
         await console.start()
         #expect(console.connection == .connected)
-        #expect(await eventually(timeout: .seconds(8)) { console.client.outbox?.pending().isEmpty == true })
+        // Well before the put-off (20 s and more), however busy the machine.
+        #expect(await eventually(timeout: .seconds(15)) { console.client.outbox?.pending().isEmpty == true })
         #expect(try await again.count("cancel_flow_responses") == 1)
     }
 

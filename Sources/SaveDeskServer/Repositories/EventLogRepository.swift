@@ -37,17 +37,21 @@ protocol EventLogRepository: Sendable {
 struct SQLEventLogRepository: EventLogRepository {
     let db: any SQLDatabase
     let kind: Store.Kind
+    var recorded: EventsRecorded? = nil
 
     /// The transaction-scoped advisory lock a PostgreSQL transaction takes before it numbers its
     /// event: it is released after the commit is visible, so numbers commit in order and a reader
     /// that has seen number n never later finds a smaller one appear.
     static let orderLock: Int64 = 0x5344_4556_454E_5453  // "SDEVENTS"
-    /// The channel PostgreSQL instances are told on when events commit.
+    /// The channel PostgreSQL instances are told on when events commit. The store tells it after
+    /// the commit, not inside the transaction: a NOTIFY in a transaction takes a lock that queues
+    /// the commits of every notifying transaction of the whole cluster.
     static let channel = "savedesk_events"
 
     static let columns = ["id", "livemode", "customer_id", "type", "actor", "at", "audit_id", "request_id"]
 
     func record(_ audit: AuditRecord) async throws {
+        recorded?.set()
         let values: SQLQueryString = """
             \(bind: audit.customerId), \(bind: audit.action), \(bind: audit.actor), \(bind: audit.at), \(bind: audit.id), \(bind: audit.requestId)
             """
@@ -58,14 +62,12 @@ struct SQLEventLogRepository: EventLogRepository {
                 SELECT livemode, \(values), CAST(strftime('%s', 'now') AS INTEGER) FROM customers WHERE id = \(bind: audit.customerId)
                 """).run()
         case .postgres:
-            // One round trip: the order lock, the number drawn after it, and the notification
-            // (delivered at commit) to every instance's hub.
+            // One round trip: the order lock, then the number drawn after it.
             try await db.raw("""
-                WITH ordered AS (SELECT pg_advisory_xact_lock(\(bind: Self.orderLock))),
-                     told AS (SELECT pg_notify(\(bind: Self.channel), ''))
+                WITH ordered AS (SELECT pg_advisory_xact_lock(\(bind: Self.orderLock)))
                 INSERT INTO desk_events (livemode, customer_id, type, actor, at, audit_id, request_id, recorded_at)
                 SELECT c.livemode, \(values), CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS BIGINT)
-                FROM customers c, ordered, told WHERE c.id = \(bind: audit.customerId)
+                FROM customers c, ordered WHERE c.id = \(bind: audit.customerId)
                 """).run()
         }
     }

@@ -1,4 +1,5 @@
 import SQLKit
+import Synchronization
 
 /// The store's repositories on one connection: a read's, or a transaction's (then everything
 /// written through them commits together or not at all). Services see only these; the SQL lives
@@ -22,11 +23,12 @@ struct Repositories: Sendable {
     let testClock: any TestClockRepository
     let funnelEvents: any FunnelEventRepository
 
-    /// The SQLKit implementations on `db` (a connection of a store of `kind`).
-    init(sql db: any SQLDatabase, kind: Store.Kind) {
+    /// The SQLKit implementations on `db` (a connection of a store of `kind`); `recorded` is told
+    /// when the event log gets a row (the store then tells the other instances after the commit).
+    init(sql db: any SQLDatabase, kind: Store.Kind, recorded: EventsRecorded? = nil) {
         customers = SQLCustomerRepository(db: db, kind: kind)
         ledger = SQLLedgerRepository(db: db)
-        events = SQLEventLogRepository(db: db, kind: kind)
+        events = SQLEventLogRepository(db: db, kind: kind, recorded: recorded)
         audit = SQLAuditRepository(db: db, events: events)
         idempotency = SQLIdempotencyRepository(db: db)
         cancelFlow = SQLCancelFlowResponseRepository(db: db)
@@ -38,6 +40,13 @@ struct Repositories: Sendable {
         testClock = SQLTestClockRepository(db: db)
         funnelEvents = SQLFunnelEventRepository(db: db)
     }
+}
+
+/// Whether a transaction wrote to the event log (set by the log, read after the commit).
+final class EventsRecorded: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func set() { flag.store(true, ordering: .relaxed) }
+    var isSet: Bool { flag.load(ordering: .relaxed) }
 }
 
 /// How records map to rows: snake_case columns, nil as NULL.

@@ -22,6 +22,8 @@ public final class Store: Sendable {
     /// Told after each committed transaction on SQLite, where one process writes (the event hub
     /// then reads what was recorded). On PostgreSQL the database tells every instance (`listen`).
     private let committed = Mutex<(@Sendable () -> Void)?>(nil)
+    /// A notification to the other instances under way, and whether commits since need another.
+    private let telling = Mutex<(running: Bool, again: Bool)>((false, false))
     let logger: Logger
     let location: StoreLocation
     let metrics: StoreMetrics
@@ -89,7 +91,37 @@ public final class Store: Sendable {
     /// changes that others change too (the cancel-flow rollups), so changes to the same thing
     /// queue rather than race.
     func transaction<T>(key: String? = nil, alsoLocking others: [String] = [], _ body: (Repositories) async throws -> T) async throws -> T {
-        try await sqlTransaction(key: key, alsoLocking: others) { db in try await body(Repositories(sql: db, kind: kind)) }
+        let recorded = EventsRecorded()
+        let value = try await sqlTransaction(key: key, alsoLocking: others) { db in try await body(Repositories(sql: db, kind: kind, recorded: recorded)) }
+        if kind == .postgres, recorded.isSet { tellInstances() }
+        return value
+    }
+
+    /// PostgreSQL: tells every instance's hub (its own too) that events were committed, after the
+    /// commit and apart from it. While one is being told, commits meanwhile make one more, not one
+    /// each. A notification lost (the process dies first) is made up by each hub's heartbeat read.
+    private func tellInstances() {
+        let start = telling.withLock { state -> Bool in
+            if state.running {
+                state.again = true
+                return false
+            }
+            state.running = true
+            return true
+        }
+        guard start else { return }
+        Task {
+            repeat {
+                try? await notify(SQLEventLogRepository.channel, payload: "")
+            } while telling.withLock { state -> Bool in
+                if state.again {
+                    state.again = false
+                    return true
+                }
+                state.running = false
+                return false
+            }
+        }
     }
 
     /// Reads through the repositories in one snapshot: every read sees the same committed state
