@@ -137,6 +137,26 @@ struct HardeningTests {
         #expect(reconcile.bodyValueLimit < 5_000 && reconcile.bodyValueLimit >= 1_000)
     }
 
+    /// A key the schema does not name is allowed by the document: its value is read (syntax and
+    /// depth checked) but not kept or counted against what the call needs, so a valid body with a
+    /// large extra member is not refused as too_many_items (the fuzz stage generated one), while
+    /// the values of the members the schema names are still bounded.
+    @Test func aKeyTheSchemaDoesNotNameIsReadButNotCounted() throws {
+        let spec = try APISpec.shipped.get()
+        let batch = try #require(spec.operations["createCheckoutBatch"])
+        let extra = "[" + Array(repeating: "{\"a\":[1,2,3]}", count: 400).joined(separator: ",") + "]"
+        let text = #"{"user_id":"u","products":[],"zz_extra":"# + extra + "}"
+        let parsed = try StrictJSON.parse(Data(text.utf8), limits: .init(maxValues: batch.bodyValueLimit), spec: spec, schema: batch.body)
+        guard case .object(let members) = parsed else { Issue.record("\(parsed)"); return }
+        #expect(members.map(\.key) == ["user_id", "products", "zz_extra"] && members[2].value == .null)
+        // Still JSON: a broken extra member is refused, and so is one nested too deep.
+        #expect(throws: StrictJSON.Failure.self) {
+            try StrictJSON.parse(Data(#"{"user_id":"u","zz":[1,}"#.utf8), spec: spec, schema: batch.body)
+        }
+        let deep = #"{"user_id":"u","zz":"# + String(repeating: "[", count: 40) + String(repeating: "]", count: 40) + "}"
+        #expect(throws: StrictJSON.Failure.self) { try StrictJSON.parse(Data(deep.utf8), spec: spec, schema: batch.body) }
+    }
+
     @Test func nestingIsRefusedAboveThirtyTwoLevels() async throws {
         func nested(_ levels: Int) -> String {
             // The body is level 1; the field's lists take the rest.

@@ -141,6 +141,8 @@ enum StrictJSON: Equatable, Sendable {
         let spec: APISpec?
         var index = 0
         var values = 0
+        /// Inside a member the schema does not name: read, not kept, not counted.
+        var skipping = 0
         var path: [PathPart] = []
 
         init(bytes: [UInt8], limits: Limits, spec: APISpec?) {
@@ -199,7 +201,7 @@ enum StrictJSON: Equatable, Sendable {
 
         mutating func value(schema: APISpec.Schema?, depth: Int) throws(Failure) -> StrictJSON {
             guard depth <= limits.maxDepth else { throw fail(.tooDeep, "nested deeper than \(limits.maxDepth) levels") }
-            values += 1
+            if skipping == 0 { values += 1 }
             guard values <= limits.maxValues else {
                 throw fail(.tooManyValues, "the body holds more than \(limits.maxValues) values, more than this call ever needs")
             }
@@ -247,7 +249,20 @@ enum StrictJSON: Equatable, Sendable {
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail(.syntax, "not valid JSON (a ':' is missing)") }
                 index += 1
                 skipWhitespace()
-                members.append((key, try value(schema: member(key, of: schema), depth: depth + 1)))
+                let memberSchema = member(key, of: schema)
+                if memberSchema == nil, skipping == 0, resolved(schema)?.properties.isEmpty == false {
+                    // A key the schema does not name: read (its syntax and depth checked, its
+                    // cost that of its bytes) but neither kept nor counted against the values a
+                    // call needs; the document allows it.
+                    skipping += 1
+                    _ = try value(schema: nil, depth: depth + 1)
+                    skipping -= 1
+                    members.append((key, .null))
+                } else if skipping > 0 {
+                    _ = try value(schema: nil, depth: depth + 1)
+                } else {
+                    members.append((key, try value(schema: memberSchema, depth: depth + 1)))
+                }
                 path.removeLast()
                 skipWhitespace()
                 guard index < bytes.count else { throw fail(.syntax, "the body is not valid JSON (it ends too early)") }
@@ -266,13 +281,16 @@ enum StrictJSON: Equatable, Sendable {
                 index += 1
                 return .array(items)
             }
+            var count = 0
             while true {
-                if let most = list?.maxItems, items.count == most {
+                if let most = list?.maxItems, count == most {
                     throw fail(.tooManyItems, "\(pathText.isEmpty ? "the body" : pathText) has more than \(most) items; at most \(most)")
                 }
                 skipWhitespace()
-                path.append(.index(items.count))
-                items.append(try value(schema: list?.items, depth: depth + 1))
+                path.append(.index(count))
+                let item = try value(schema: list?.items, depth: depth + 1)
+                if skipping == 0 { items.append(item) }
+                count += 1
                 path.removeLast()
                 skipWhitespace()
                 guard index < bytes.count else { throw fail(.syntax, "the body is not valid JSON (it ends too early)") }
