@@ -36,10 +36,16 @@ enum RawHTTP {
         await exchange(port: port, Data(request.utf8), timeout: timeout, from: from, until: until)
     }
 
-    /// A GET of `target` exactly as written.
-    static func get(port: Int, _ target: String, key: String?, extraHeaders: String = "", from: UInt32? = nil) async -> Reply {
+    /// A GET of `target` exactly as written. It asks for the connection to close after the answer,
+    /// so it returns as soon as the answer is whole; the bound is only for a server that never
+    /// answers, far from any answer's time (a loaded CI run once took more than 10 s for a page).
+    static func get(
+        port: Int, _ target: String, key: String?, extraHeaders: String = "", from: UInt32? = nil, timeout: Double = 60
+    ) async -> Reply {
         let keyLine = key.map { "X-ZeroSettle-Key: \($0)\r\n" } ?? ""
-        return await exchange(port: port, "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(keyLine)\(extraHeaders)Connection: close\r\n\r\n", from: from)
+        return await exchange(
+            port: port, "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(keyLine)\(extraHeaders)Connection: close\r\n\r\n", timeout: timeout, from: from
+        )
     }
 
     private static func exchangeBlocking(
