@@ -10,6 +10,15 @@ import TestSupport
 /// a subscriber that cannot keep up, a draining instance.
 @Suite("The desk's event stream, at its edges")
 struct EventStreamTests {
+    /// A hub on a store of its own (not started: the test reads the log when it wants).
+    static func hub(_ settings: EventHub.Settings = .init(), metrics: ServerMetrics? = nil) async throws -> (EventHub, Store) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-hub-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let store = try await Store.open(path: try await TestDatabase.prepare(in: directory), logger: logger)
+        return (EventHub(store: store, clock: ManualClock(TestServer.start), settings: settings, logger: logger, metrics: metrics), store)
+    }
+
     @Test func refusalsAreInTheEnvelopeAndAStreamSaysItIsSubscribedAndBeats() async throws {
         var config = try TestServer.demoConfig()
         config.events.heartbeatSeconds = 1
@@ -33,13 +42,9 @@ struct EventStreamTests {
     }
 
     @Test func aSubscriberThatCannotKeepUpIsDisconnectedNotBuffered() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-hub-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        let store = try await Store.open(path: try await TestDatabase.prepare(in: directory), logger: logger)
-        defer { Task { await store.close() } }
         let metrics = ServerMetrics()
-        let hub = EventHub(store: store, clock: ManualClock(TestServer.start), settings: .init(queueLimit: 16), logger: logger, metrics: metrics)
+        let (hub, store) = try await Self.hub(.init(queueLimit: 16), metrics: metrics)
+        defer { Task { await store.close() } }
         let slow = try await hub.subscribe(livemode: false, customerId: nil, after: nil)
         #expect(hub.subscriberCount == 1)
         #expect(metrics.exposition().contains("savedesk_event_subscribers 1"))
@@ -70,12 +75,8 @@ struct EventStreamTests {
     }
 
     @Test func aSubscriptionNobodyReadsIsForgottenWhenItGoes() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-hub-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        let store = try await Store.open(path: try await TestDatabase.prepare(in: directory), logger: logger)
+        let (hub, store) = try await Self.hub()
         defer { Task { await store.close() } }
-        let hub = EventHub(store: store, clock: ManualClock(TestServer.start), settings: .init(), logger: logger)
         // An answer made and dropped unwritten (the client went before its head was sent).
         var body: EventStreamBody? = EventStreamBody(subscription: try await hub.subscribe(livemode: false, customerId: nil, after: nil))
         withExtendedLifetime(body) { #expect(hub.subscriberCount == 1) }
@@ -84,12 +85,8 @@ struct EventStreamTests {
     }
 
     @Test func aDrainingInstanceEndsItsStreamsAndTakesNoMore() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-hub-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        let store = try await Store.open(path: try await TestDatabase.prepare(in: directory), logger: logger)
+        let (hub, store) = try await Self.hub()
         defer { Task { await store.close() } }
-        let hub = EventHub(store: store, clock: ManualClock(TestServer.start), settings: .init(), logger: logger)
         let open = try await hub.subscribe(livemode: false, customerId: nil, after: nil)
         hub.close()
         for await _ in open.live {}
