@@ -387,7 +387,10 @@ struct TmuxEndToEndTests {
         let completed = try await terminal.waitFor("switched to the web \u{00B7} completed", in: "marco")
         #expect(terminal.pressed.value == before, "no key was pressed while the customer acted")
         print("two consoles: paid → Apple steps on Marco's screen in \(paid), renewal off → completed in \(completed) (tmux polled every 20 ms)")
-        try await terminal.keys("q", in: "priya")
-        try await terminal.waitFor("EXIT=0", in: "priya")
+        for session in ["priya", "marco"] {
+            try await terminal.keys("q", in: session)
+            try await terminal.waitFor("EXIT=0", in: session)
+        }
+        await terminal.stop()
     }
 }
