@@ -109,4 +109,22 @@ struct LiveConsoleTests {
         await app.settle()
         await waitFor("Paused", on: harness)
     }
+
+    /// What the agent sees of the stream: the status bar's state and another agent's line on the
+    /// customer screen (buffer snapshots, text and style, at 80×24 and 120×40).
+    @Test func theCustomerScreenShowsWhoElseIsOnItAndTheBarSaysLive() async throws {
+        let harness = try await Harness.start()
+        defer { Task { await harness.stop() } }
+        let app = harness.app
+        app.model.live = .live
+        app.model.receive(.presence(.init(
+            customerId: "cus_ava", _operator: "Priya (support lead)", session: "console-other", activity: .cancelFlow,
+            expiresAt: Harness.now.addingTimeInterval(30)
+        )))
+        app.open(.customer(id: "cus_ava"))
+        await app.settle()
+        #expect(harness.text().contains("Priya (support lead) is also on this customer (in a cancel flow)"))
+        #expect(harness.text().contains("\u{21BB} live"))
+        try Snapshot.check(harness, "customer-presence")
+    }
 }

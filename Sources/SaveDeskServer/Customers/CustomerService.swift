@@ -96,14 +96,14 @@ final class CustomerService: Sendable {
 
     private func write(
         _ values: CustomerFields.Values, scope: RequestScope, idempotencyKey: String?, request: some Encodable & Sendable, operation: String,
-        precondition: @escaping (CustomerRecord?) throws -> Void
+        checkExisting: @escaping (CustomerRecord?) throws -> Void
     ) async throws {
         _ = try await changes.idempotent(
             scope, operation: operation, request: request, idempotencyKey: idempotencyKey, key: "customer:" + values.id
         ) { data -> Schemas.StatusResponse in
             try await ChangeTransaction.checkVersion(data, customerId: values.id, scope: scope)
             let now = clock.now(scope).unixSeconds
-            try precondition(try await data.customers.find(id: values.id).flatMap { $0.livemode == scope.livemode ? $0 : nil })
+            try checkExisting(try await data.customers.find(id: values.id).flatMap { $0.livemode == scope.livemode ? $0 : nil })
             let outcome = try await Self.upsert(values, livemode: scope.livemode, data, now: now)
             if case .unchanged = outcome { return .init(status: "unchanged") }
             let before: CustomerRecord? = if case .updated(let before, _) = outcome { before } else { nil }
