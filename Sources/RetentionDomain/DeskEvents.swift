@@ -85,6 +85,7 @@ public enum DeskEvents {
         "app_store.claimed_by_another_user": "saw an App Store purchase claimed by another user",
         "app_store.attached": "attached an App Store subscription",
         "app_store.cancellation_read_out": "read out the App Store cancellation steps",
+        "app_store.retention_message": "answered Apple's cancel page",
         "app_store.did_change_renewal_status": "reported a renewal change",
         "app_store.did_renew": "reported a renewal",
         "app_store.expired": "reported the subscription expired",

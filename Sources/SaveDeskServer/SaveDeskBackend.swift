@@ -191,6 +191,15 @@ public enum SaveDeskBackend {
             store: store, changes: changes, clock: dataClock, config: config, dataDirectory: dataDirectory, metrics: metrics
         )
         let switchAndSave = SwitchAndSaveService(store: store, changes: changes, clock: dataClock, config: config)
+        var offerSigner: PromotionalOfferSigner?
+        if let settings = config.appStore, let retention = settings.retentionMessaging {
+            offerSigner = try await PromotionalOfferSigner.load(
+                retention, bundleId: settings.bundleId, localCA: settings.localCA, dataDirectory: dataDirectory
+            )
+        }
+        let retentionMessaging = RetentionMessagingService(
+            store: store, clock: dataClock, config: config, appStore: appStore, signer: offerSigner, metrics: metrics, logger: logger
+        )
         let retention = RetentionService(changes: changes, config: config)
         let checkout = CheckoutService(
             store: store, changes: changes, clock: dataClock, config: config, portal: portal, switchAndSave: switchAndSave
@@ -207,7 +216,8 @@ public enum SaveDeskBackend {
             upgrades: UpgradeService(store: store, changes: changes, clock: dataClock, config: config, subscriptions: subscriptions, checkout: checkout),
             catalog: try CatalogService(store: store, clock: dataClock, config: config, switchAndSave: switchAndSave),
             cancelFlowConfig: try WireMapping.convert(config.cancelFlow.config), readiness: readiness,
-            customers: CustomerService(store: store, changes: changes, clock: dataClock), events: events
+            customers: CustomerService(store: store, changes: changes, clock: dataClock), events: events,
+            retentionMessaging: retentionMessaging
         )
 
         let keys = KeyRing(config.apiKeys)

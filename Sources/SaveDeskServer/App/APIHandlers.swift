@@ -25,6 +25,8 @@ struct APIHandlers: APIProtocol {
     let readiness: Readiness
     let customers: CustomerService
     let events: EventHub
+    /// Apple's cancel page.
+    let retentionMessaging: RetentionMessagingService
 
     func getHealth(_ input: Operations.GetHealth.Input) async throws -> Operations.GetHealth.Output {
         .ok(.init(body: .json(.init(status: .alive))))
@@ -331,6 +333,28 @@ struct APIHandlers: APIProtocol {
         let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
         return .ok(.init(body: .json(try await appStore.receive(body, scope: scope))))
+    }
+
+    func answerRetentionMessage(_ input: Operations.AnswerRetentionMessage.Input) async throws -> Operations.AnswerRetentionMessage.Output {
+        let scope = try RequestScope.ofRequest()
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        guard let answer = try await retentionMessaging.answer(body, scope: scope).body else { return .noContent(.init()) }
+        return .ok(.init(body: .json(answer)))
+    }
+
+    func simulateCancelPage(_ input: Operations.SimulateCancelPage.Input) async throws -> Operations.SimulateCancelPage.Output {
+        let scope = try RequestScope.ofRequest()
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        return .ok(.init(body: .json(try await retentionMessaging.simulateCancelPage(body, scope: scope))))
+    }
+
+    func getRetentionMessageAnalytics(
+        _ input: Operations.GetRetentionMessageAnalytics.Input
+    ) async throws -> Operations.GetRetentionMessageAnalytics.Output {
+        let scope = try RequestScope.ofRequest()
+        return .ok(.init(body: .json(try await analytics.retentionMessages(
+            from: input.query.from, to: input.query.to, settings: retentionMessaging.settings, scope: scope
+        ))))
     }
 
     func createCheckout(_ input: Operations.CreateCheckout.Input) async throws -> Operations.CreateCheckout.Output {

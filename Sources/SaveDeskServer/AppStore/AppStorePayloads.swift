@@ -25,6 +25,10 @@ struct AppStoreTransaction: AppStoreSignedPayload, Equatable {
     var signedDate: Int64?
     /// The UUID the app set on the purchase for its user (`Product.PurchaseOption.appAccountToken`).
     var appAccountToken: String? = nil
+    /// The promotional offer (or offer code) the purchase or renewal redeemed.
+    var offerIdentifier: String? = nil
+    /// 1 introductory, 2 promotional, 3 offer code, 4 win-back.
+    var offerType: Int? = nil
 
     /// The app account token as SaveDesk keeps it (lower case), if the purchase carries one.
     var accountToken: String? { appAccountToken.map { $0.lowercased() }.flatMap { $0.isEmpty ? nil : $0 } }
@@ -71,5 +75,23 @@ struct AppStoreNotification: AppStoreSignedPayload, Equatable {
     static let carriesBundleId = true
     var signedBundleId: String? { data.bundleId }
     var signedEnvironment: String? { data.environment }
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+/// The App Store's real-time retention request (Retention Messaging API,
+/// `DecodedRealtimeRequestBody`): a subscriber opened Apple's cancel page. It names no bundle;
+/// `appAppleId` says whose app it is.
+struct AppStoreRetentionRequest: AppStoreSignedPayload, Equatable {
+    var originalTransactionId: String
+    var appAppleId: Int64
+    var productId: String
+    var userLocale: String
+    var requestIdentifier: String
+    var environment: String?
+    var signedDate: Int64
+
+    static let carriesBundleId = false
+    var signedBundleId: String? { nil }
+    var signedEnvironment: String? { environment }
     func verify(using algorithm: some JWTAlgorithm) async throws {}
 }

@@ -69,6 +69,7 @@ extension AppStoreService {
         var outcome = "unmatched"
         if let otid, var record = try await subscription(for: verified, otid: otid, data, now: received, scope: scope) {
             outcome = try await apply(verified, to: &record, data, received: received, scope: scope)
+            if outcome == "applied" { try await Self.noteRedemption(verified.transaction, data, at: received) }
         }
         try await data.appStore.recordNotification(
             uuid: notification.notificationUUID, type: notification.notificationType, subtype: notification.subtype,

@@ -135,11 +135,19 @@ final class AppStoreService: Sendable {
             record.willRenew = renewal.autoRenewStatus == 1
             record.appstoreRenewalSignedAt = renewal.signedDate ?? 0
         }
+        try await Self.noteRedemption(transaction, data, at: now)
         guard record != before else { return .unchanged(record) }
         record.updatedAt = now
         if existing == nil { try await data.ledger.insert(record) } else { try await data.ledger.update(record) }
         try await RetentionService.confirmCancellations(data, of: record, at: now)
         return .changed(before: before, after: record)
+    }
+
+    /// A purchase or renewal that redeemed a promotional offer Apple's cancel page showed marks
+    /// those requests redeemed (their save).
+    static func noteRedemption(_ transaction: AppStoreTransaction?, _ data: Repositories, at time: Int64) async throws {
+        guard let transaction, let offer = transaction.offerIdentifier, !offer.isEmpty else { return }
+        try await data.retentionMessages.markRedeemed(originalTransactionId: transaction.originalTransactionId, offerIdentifier: offer, at: time)
     }
 
     /// Who owns a transaction, masked for the device of another user (`c***@example.com`).

@@ -41,15 +41,18 @@ struct LocalStoreKitCA: Sendable {
     }
 
     /// A new chain. `markers: false` leaves out Apple's marker extensions, `keyIdentifiers: false`
-    /// the subject and authority key identifiers (for tests of what verifiers refuse).
-    static func make(name: String = "SaveDesk Local StoreKit", markers: Bool = true, keyIdentifiers: Bool = true) throws -> LocalStoreKitCA {
+    /// the subject and authority key identifiers, `validUntil` an earlier end (for tests of what
+    /// verifiers refuse).
+    static func make(
+        name: String = "SaveDesk Local StoreKit", markers: Bool = true, keyIdentifiers: Bool = true, validUntil: Date? = nil
+    ) throws -> LocalStoreKitCA {
         let rootKey = P256.Signing.PrivateKey(), intermediateKey = P256.Signing.PrivateKey(), leafKey = P256.Signing.PrivateKey()
         let rootName = try DistinguishedName { CommonName("\(name) Root CA") }
         let intermediateName = try DistinguishedName { CommonName("\(name) Intermediate CA") }
         let leafName = try DistinguishedName { CommonName("\(name) Signing") }
         // Long-lived on purpose: the test clock may move years ahead.
         let from = Date(timeIntervalSince1970: 946_684_800)  // 2000-01-01
-        let until = Date(timeIntervalSince1970: 4_102_444_800)  // 2100-01-01
+        let until = validUntil ?? Date(timeIntervalSince1970: 4_102_444_800)  // 2100-01-01
         let marker = { (oid: ASN1ObjectIdentifier) in Certificate.Extension(oid: oid, critical: false, value: [0x05, 0x00]) }
         // Subject and authority key identifiers on every certificate, as strict X.509 checkers
         // (OpenSSL's X509_STRICT, used by Apple's App Store Server Library) require.

@@ -47,6 +47,7 @@ public enum ConfigReader {
             config?.metrics = root.table("metrics").flatMap(readMetrics)
             config?.events = readEvents(root.table("events"))
             for issue in config?.deploymentIssues(testClock: false) ?? [] { issues.add(issue.path, issue.message) }
+            if let retention = appStore?.retentionMessaging { checkRetentionMessaging(retention, products: products, issues: issues) }
             let shared = Set(winBack?.offerCodes ?? []).intersection(cancelFlow.appStoreOffer?.offerCodes ?? [])
             for code in shared.sorted() {
                 issues.add("cancel_flow.app_store_offer.offer_codes", "offer code \"\(code)\" is also a win-back code; a code belongs to one pool")
@@ -348,7 +349,7 @@ public enum ConfigReader {
     }
 
     static func readAppStore(_ node: TOMLNode) -> ServerConfig.AppStoreSettings? {
-        node.allowOnly(["bundle_id", "environment", "local_ca", "trusted_roots"])
+        node.allowOnly(["bundle_id", "environment", "local_ca", "trusted_roots", "retention_messaging"])
         let environment = node.string("environment", required: false) ?? "Sandbox"
         if !["Sandbox", "Production", "Xcode"].contains(environment) {
             node.issues.add(node.child("environment"), "must be Sandbox, Production or Xcode, got \"\(environment)\"")
@@ -364,8 +365,117 @@ public enum ConfigReader {
         if localCA && environment == "Production" {
             node.issues.add(node.child("local_ca"), "a local CA is for Sandbox and Xcode testing, not Production")
         }
+        let retention = node.table("retention_messaging").flatMap { readRetentionMessaging($0, localCA: localCA) }
         guard let bundle = node.string("bundle_id") else { return nil }
-        return .init(bundleId: bundle, environment: environment, localCA: localCA, trustedRoots: roots)
+        return .init(bundleId: bundle, environment: environment, localCA: localCA, trustedRoots: roots, retentionMessaging: retention)
+    }
+
+    /// `[app_store.retention_messaging]`: approved messages (Apple's identifier per locale), rules
+    /// in order, the default message, the holdout, and the key that signs promotional offers.
+    static func readRetentionMessaging(_ node: TOMLNode, localCA: Bool) -> ServerConfig.RetentionMessagingSettings? {
+        node.allowOnly([
+            "app_apple_id", "holdout_percent", "fallback_locale", "default_message", "max_age_seconds", "deadline_ms",
+            "signing_key_file", "signing_key_id", "issuer_id", "messages", "rules",
+        ])
+        var messageIds = Set<String>()
+        let messages = node.tables("messages").compactMap { message -> RetentionMessaging.Message? in
+            message.allowOnly(["id", "text", "identifiers"])
+            var identifiers: [String: String] = [:]
+            if let table = message.table("identifiers", required: true) {
+                for locale in table.table.keys.sorted() {
+                    guard let value = table.string(locale) else { continue }
+                    if UUID(uuidString: value) == nil {
+                        node.issues.add(table.child(locale), "an approved message identifier is a UUID, got \"\(value)\"")
+                    }
+                    if locale.isEmpty || locale.count > 16 || !locale.allSatisfy({ $0.isLetter || $0 == "-" || $0 == "_" }) {
+                        node.issues.add(table.child(locale), "not a locale such as en-US")
+                    }
+                    identifiers[locale] = value.lowercased()
+                }
+                if identifiers.isEmpty { node.issues.add(table.path, "list Apple's identifier for at least one locale") }
+            }
+            guard let id = message.string("id"), let text = message.string("text") else { return nil }
+            if !messageIds.insert(id).inserted { node.issues.add(message.child("id"), "duplicate message id \"\(id)\"") }
+            return RetentionMessaging.Message(id: id, text: text, identifiers: identifiers)
+        }
+        var ruleNames = Set<String>()
+        let rules = node.tables("rules").compactMap { rule -> RetentionMessaging.Rule? in
+            rule.allowOnly([
+                "name", "message", "answer", "offer_identifier", "alternate_product_id", "billing_plan_type", "product_ids",
+                "min_tenure_days", "max_tenure_days", "offer_unused", "reason_option_ids", "min_cancel_flows",
+            ])
+            let answer = rule.string("answer", required: false) ?? "message"
+            var offer = RetentionMessaging.Offer.none
+            switch answer {
+            case "message": break
+            case "promotional_offer":
+                if let id = rule.string("offer_identifier") { offer = .promotionalOffer(offerIdentifier: id) }
+            case "alternate_product":
+                if let id = rule.string("alternate_product_id") {
+                    offer = .alternateProduct(productId: id, billingPlanType: rule.string("billing_plan_type", required: false))
+                }
+            default: rule.issues.add(rule.child("answer"), "must be message, alternate_product or promotional_offer, got \"\(answer)\"")
+            }
+            let conditions = RetentionMessaging.Conditions(
+                productIds: rule.strings("product_ids"), minTenureDays: rule.int("min_tenure_days", required: false, in: 0...36_500),
+                maxTenureDays: rule.int("max_tenure_days", required: false, in: 0...36_500), offerUnused: rule.bool("offer_unused", default: false),
+                reasonOptionIds: rule.ints("reason_option_ids"), minCancelFlows: rule.int("min_cancel_flows", required: false, in: 0...1_000)
+            )
+            guard let name = rule.string("name"), let message = rule.string("message") else { return nil }
+            if !ruleNames.insert(name).inserted { rule.issues.add(rule.child("name"), "duplicate rule name \"\(name)\"") }
+            if !messageIds.contains(message) { rule.issues.add(rule.child("message"), "no message \"\(message)\" in messages") }
+            return RetentionMessaging.Rule(name: name, messageId: message, offer: offer, conditions: conditions)
+        }
+        let defaultMessage = node.string("default_message", required: false)
+        if let defaultMessage, !messageIds.contains(defaultMessage) {
+            node.issues.add(node.child("default_message"), "no message \"\(defaultMessage)\" in messages")
+        }
+        let keyFile = node.string("signing_key_file", required: false)
+        let signs = rules.contains { if case .promotionalOffer = $0.offer { true } else { false } }
+        if signs, keyFile == nil, !localCA {
+            node.issues.add(node.child("signing_key_file"), "a promotional offer is signed with the In-App Purchase key: name its .p8 file")
+        }
+        if let keyFile {
+            var status = stat()
+            if stat(keyFile, &status) != 0 {
+                node.issues.add(node.child("signing_key_file"), "no file at \(keyFile)")
+            } else if status.st_mode & 0o077 != 0 {
+                node.issues.add(node.child("signing_key_file"), "\(keyFile) is readable by others; the key must be the server's alone (chmod 600)")
+            }
+        }
+        guard let appAppleId = node.int("app_apple_id", in: 1...Int(Int64.max)) else { return nil }
+        let decision = RetentionMessaging.Settings(
+            messages: messages, rules: rules, defaultMessageId: defaultMessage,
+            fallbackLocale: node.string("fallback_locale", required: false) ?? "en-US",
+            holdoutPercent: node.int("holdout_percent", required: false, in: 0...50) ?? 0
+        )
+        return ServerConfig.RetentionMessagingSettings(
+            appAppleId: Int64(appAppleId), decision: decision,
+            maxAgeSeconds: node.int("max_age_seconds", required: false, in: 5...3_600) ?? 300,
+            deadlineMilliseconds: node.int("deadline_ms", required: false, in: 10...600) ?? 300,
+            signingKeyFile: keyFile, signingKeyId: node.string("signing_key_id", required: signs) ?? "",
+            issuerId: node.string("issuer_id", required: signs) ?? ""
+        )
+    }
+
+    /// Rules name catalog products; an alternate product is an App Store product of the same
+    /// subscription group as every product the rule applies to.
+    static func checkRetentionMessaging(_ settings: ServerConfig.RetentionMessagingSettings, products: [ServerConfig.ProductConfig], issues: IssueCollector) {
+        let base = "app_store.retention_messaging.rules"
+        for (index, rule) in settings.decision.rules.enumerated() {
+            for id in rule.conditions.productIds where !products.contains(where: { $0.id == id }) {
+                issues.add("\(base)[\(index)].product_ids", "no product \"\(id)\" in the catalog")
+            }
+            guard case .alternateProduct(let storeId, _) = rule.offer else { continue }
+            guard let alternate = products.first(where: { $0.storekitProductId == storeId }) else {
+                issues.add("\(base)[\(index)].alternate_product_id", "no catalog product has the App Store id \"\(storeId)\"")
+                continue
+            }
+            let from = rule.conditions.productIds.isEmpty ? products.filter { $0.storekitProductId != nil } : products.filter { rule.conditions.productIds.contains($0.id) }
+            for product in from where product.subscriptionGroupId != alternate.subscriptionGroupId || alternate.subscriptionGroupId == nil {
+                issues.add("\(base)[\(index)].alternate_product_id", "\(storeId) is not in the subscription group of \(product.id)")
+            }
+        }
     }
 
     static func readServer(_ node: TOMLNode?) -> ServerConfig.ServerSettings {

@@ -76,6 +76,28 @@ public struct ServerConfig: Sendable {
         public var localCA: Bool
         /// PEM files of the roots to trust (Apple's root CA in production).
         public var trustedRoots: [String]
+        /// Answers to Apple's real-time retention request (`[app_store.retention_messaging]`).
+        public var retentionMessaging: RetentionMessagingSettings? = nil
+    }
+
+    /// Apple's cancel page: who may ask (the app's Apple id), how fresh a request must be, how long
+    /// the answer may take, the decision's messages and rules, and the In-App Purchase key that
+    /// signs promotional offers.
+    public struct RetentionMessagingSettings: Hashable, Sendable {
+        /// The app's Apple id; a request for another app gets no message.
+        public var appAppleId: Int64
+        public var decision: RetentionMessaging.Settings
+        /// A request signed longer ago than this (or as far ahead) is refused.
+        public var maxAgeSeconds: Int
+        /// The answer's internal deadline (Apple waits 700 ms): past it, the default message.
+        public var deadlineMilliseconds: Int
+        /// The In-App Purchase key (a PKCS#8 .p8 file, mode 0600); nil on a test server with a
+        /// local CA, which makes its own in the data directory.
+        public var signingKeyFile: String?
+        /// The key's id in App Store Connect (the signature's `kid`).
+        public var signingKeyId: String
+        /// The issuer id of App Store Connect's keys page (the signature's `iss`).
+        public var issuerId: String
     }
 
     /// How the server presents itself and what it accepts from the network.

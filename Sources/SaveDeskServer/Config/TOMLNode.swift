@@ -96,6 +96,21 @@ struct TOMLNode {
         }
     }
 
+    func ints(_ key: String) -> [Int] {
+        guard let value = table[key] else { return [] }
+        guard let array = value.array else {
+            issues.add(child(key), "expected a list of whole numbers, got \(value.type)")
+            return []
+        }
+        return array.enumerated().compactMap { index, element in
+            guard let number = element.int else {
+                issues.add("\(child(key))[\(index)]", "expected a whole number, got \(element.type)")
+                return nil
+            }
+            return number
+        }
+    }
+
     func table(_ key: String, required: Bool = false) -> TOMLNode? {
         guard let value = table[key] else {
             if required { issues.add(child(key), "missing") }

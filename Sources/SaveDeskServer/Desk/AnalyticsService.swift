@@ -96,4 +96,47 @@ final class AnalyticsService: Sendable {
             )
         }
     }
+
+    /// Apple's cancel page: per message shown (and kind), and for the holdout, how many requests
+    /// and how many of those subscribers were saved (`RetentionMessaging.saved`, on their state now).
+    func retentionMessages(
+        from: Date?, to: Date?, settings: ServerConfig.RetentionMessagingSettings?, scope: RequestScope
+    ) async throws -> Schemas.RetentionMessageAnalytics {
+        if let from, let to, to <= from {
+            throw SaveDeskError.unprocessable("to must be after from", code: "invalid_range")
+        }
+        let counts = try await store.read { data in
+            try await data.retentionMessages.outcomes(livemode: scope.livemode, from: from?.unixSeconds, to: to?.unixSeconds)
+        }
+        struct Tally {
+            var shown = 0, saved = 0, redeemed = 0
+            mutating func add(_ count: RetentionOutcomeCount) {
+                shown += count.count
+                if count.redeemed { redeemed += count.count }
+                if RetentionMessaging.saved(willRenew: count.willRenew, status: count.status.map(Entitlement.Status.init(wireValue:)),
+                                            redeemed: count.redeemed) { saved += count.count }
+            }
+            var figures: Schemas.RetentionMessageFigures {
+                .init(shown: shown, saved: saved, redeemed: redeemed, saveRate: shown == 0 ? 0 : Double(saved) / Double(shown))
+            }
+        }
+        var holdout = Tally(), answered = Tally(), rows: [String: (kind: String, key: String?, tally: Tally)] = [:]
+        for count in counts {
+            if count.choice == "holdout" {
+                holdout.add(count)
+                continue
+            }
+            answered.add(count)
+            let id = count.choice + "|" + (count.messageKey ?? "")
+            rows[id, default: (count.choice, count.messageKey, Tally())].tally.add(count)
+        }
+        return Schemas.RetentionMessageAnalytics(
+            from: from, to: to, requests: holdout.shown + answered.shown, answered: answered.figures, holdout: holdout.figures,
+            messages: rows.values.sorted { ($0.tally.shown, $0.kind) > ($1.tally.shown, $1.kind) }.map { row in
+                Schemas.RetentionMessageRow(
+                    kind: row.kind, messageId: row.key, messageText: row.key.flatMap { settings?.decision.message($0)?.text }, figures: row.tally.figures
+                )
+            }
+        )
+    }
 }

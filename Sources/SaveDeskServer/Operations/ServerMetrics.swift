@@ -71,6 +71,17 @@ final class ServerMetrics: Sendable {
                 factory: factory).increment()
     }
 
+    /// A real-time retention request from Apple's cancel page: answered with its kind (message,
+    /// alternate_product, promotional_offer, holdout, none, fallback, repeat) or refused with its
+    /// code; and how long the answer took.
+    func retentionRequest(outcome: String, seconds: Double?) {
+        Counter(label: "savedesk_retention_requests_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+        if let seconds {
+            CoreMetrics.Timer(label: "savedesk_retention_answer_seconds", factory: factory)
+                .recordNanoseconds(Int64(seconds * 1_000_000_000))
+        }
+    }
+
     // MARK: Event stream
 
     /// The desk's event streams open on this instance (`savedesk_event_subscribers`).

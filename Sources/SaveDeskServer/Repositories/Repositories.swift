@@ -22,6 +22,8 @@ struct Repositories: Sendable {
     let offerCodes: any OfferCodeRepository
     let testClock: any TestClockRepository
     let funnelEvents: any FunnelEventRepository
+    /// Apple's real-time retention requests and the answers given.
+    let retentionMessages: any RetentionMessageRepository
 
     /// The SQLKit implementations on `db` (a connection of a store of `kind`); `recorded` is told
     /// when the event log gets a row (the store then tells the other instances after the commit).
@@ -39,6 +41,7 @@ struct Repositories: Sendable {
         offerCodes = SQLOfferCodeRepository(db: db)
         testClock = SQLTestClockRepository(db: db)
         funnelEvents = SQLFunnelEventRepository(db: db)
+        retentionMessages = SQLRetentionMessageRepository(db: db)
     }
 }
 

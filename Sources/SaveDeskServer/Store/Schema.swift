@@ -10,6 +10,26 @@ enum Schema {
         return shared(flag: flag, no: no) + [
             (5, kind == .sqlite ? sqliteSearch : postgresSearch), (6, rollups(flag: flag)), (7, unrolled(flag: flag)),
             (8, modes(flag: flag, no: no)), (9, kinds), (10, identities(flag: flag)), (11, events(kind: kind, flag: flag)),
+            (12, retentionRequests(flag: flag)),
+        ]
+    }
+
+    /// Apple's cancel page: each real-time retention request once (by Apple's request
+    /// identifier), with the answer given (a repeat gets it again), the rule and message chosen,
+    /// the latency, and when the offer shown was redeemed. Earlier cancel flows are read per
+    /// customer when Apple asks.
+    private static func retentionRequests(flag: String) -> [String] {
+        [
+            """
+            CREATE TABLE retention_requests (
+                request_identifier TEXT PRIMARY KEY, livemode \(flag) NOT NULL, original_transaction_id TEXT NOT NULL,
+                customer_id TEXT, app_store_product_id TEXT NOT NULL, user_locale TEXT NOT NULL, signed_at BIGINT NOT NULL,
+                received_at BIGINT NOT NULL, choice TEXT NOT NULL, rule TEXT, message_key TEXT, offer_identifier TEXT,
+                alternate_product_id TEXT, latency_micros BIGINT NOT NULL, answer TEXT, redeemed_at BIGINT)
+            """,
+            "CREATE INDEX retention_requests_received ON retention_requests (livemode, received_at)",
+            "CREATE INDEX retention_requests_transaction ON retention_requests (original_transaction_id, received_at)",
+            "CREATE INDEX cancel_flow_responses_customer ON cancel_flow_responses (customer_id, created_at)",
         ]
     }
 

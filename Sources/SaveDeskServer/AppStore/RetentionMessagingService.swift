@@ -1,0 +1,329 @@
+import Foundation
+import Logging
+import RetentionDomain
+import SaveDeskAPI
+import Synchronization
+
+/// Apple's cancel page (the Retention Messaging API's Get Retention Message): a request signed by
+/// the App Store, verified as its notifications are, for this app (`appAppleId`) and recent; the
+/// decision (`RetentionMessaging.decide`) on one read of what the server holds, within an internal
+/// deadline well inside Apple's 700 ms (past it: the default message); recorded once per
+/// `requestIdentifier` (a repeat gets the answer given), and on the customer's timeline.
+final class RetentionMessagingService: Sendable {
+    typealias Schemas = Components.Schemas
+
+    let store: Store
+    let clock: DataClock
+    let config: ServerConfig
+    let appStore: AppStoreService
+    let settings: ServerConfig.RetentionMessagingSettings?
+    let signer: PromotionalOfferSigner?
+    let metrics: ServerMetrics?
+    let logger: Logger
+
+    init(store: Store, clock: DataClock, config: ServerConfig, appStore: AppStoreService, signer: PromotionalOfferSigner?,
+         metrics: ServerMetrics?, logger: Logger) {
+        self.store = store
+        self.clock = clock
+        self.config = config
+        self.appStore = appStore
+        self.settings = config.appStore?.retentionMessaging
+        self.signer = signer
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// An answered request: the body sent (nil: no real-time answer) and the record kept.
+    struct Outcome: Sendable {
+        var body: Schemas.RealtimeResponseBody?
+        var record: RetentionRequestRecord
+        /// Whether this was a repeat of a request answered before.
+        var repeated = false
+    }
+
+    func requireSettings() throws(SaveDeskError) -> ServerConfig.RetentionMessagingSettings {
+        guard let settings else {
+            throw .unprocessable("Apple's cancel page is not configured; add [app_store.retention_messaging]", code: "retention_messaging_not_configured")
+        }
+        return settings
+    }
+
+    /// Answers one request from the App Store. Refusals (not signed by the App Store, another
+    /// app, the other environment, too old) are 4xx with no message; past verification nothing
+    /// fails the request: a slow or failing read answers the default message.
+    func answer(_ request: Schemas.RetentionMessageRequest, scope: RequestScope) async throws -> Outcome {
+        let started = ContinuousClock.now
+        let verified: AppStoreRetentionRequest
+        let settings: ServerConfig.RetentionMessagingSettings
+        do {
+            settings = try requireSettings()
+            verified = try await verify(request.signedPayload, settings: settings, now: clock.server.now())
+        } catch {
+            metrics?.retentionRequest(outcome: APIMiddleware.describe(error).code, seconds: nil)
+            throw error
+        }
+        let livemode = AppStoreService.isLive(environment: verified.environment ?? "")
+        RequestTrace.note { $0.livemode = livemode }
+        let budget = Duration.milliseconds(settings.deadlineMilliseconds)
+        let decision = Task { try await self.decide(verified, livemode: livemode, settings: settings) }
+        var outcome: Outcome
+        switch await Deadline.value(of: decision, within: budget) {
+        case .some(.success(let decided)): outcome = decided
+        case .some(.failure(let error as SaveDeskError)) where error.status < 500:
+            // A request the server refuses (its identifier answered for someone else): no message.
+            metrics?.retentionRequest(outcome: error.code, seconds: nil)
+            throw error
+        case .some(.failure(let error)):
+            logger.error("retention request answered with the default message", metadata: ["error": "\(error)"])
+            outcome = fallback(verified, livemode: livemode, settings: settings)
+        case .none:
+            decision.cancel()
+            outcome = fallback(verified, livemode: livemode, settings: settings)
+        }
+        outcome.record.latencyMicros = Self.micros(ContinuousClock.now - started)
+        if !outcome.repeated {
+            // Recorded within what is left of the budget; a slow write goes on after the answer.
+            let record = outcome.record
+            let write = Task { try await self.record(record, scope: scope) }
+            let left = max(.milliseconds(20), budget - (ContinuousClock.now - started))
+            switch await Deadline.value(of: write, within: left) {
+            case .some(.success(let stored)):
+                if let stored { outcome = stored }
+            case .some(.failure(let error)): logger.error("a retention request was answered but not recorded", metadata: ["error": "\(error)"])
+            case .none: logger.warning("a retention request's record is still being written after its answer")
+            }
+        }
+        metrics?.retentionRequest(outcome: outcome.repeated ? "repeat" : outcome.record.choice,
+                                  seconds: Double(Self.micros(ContinuousClock.now - started)) / 1_000_000)
+        return outcome
+    }
+
+    /// The signed request, checked: the App Store's chain and signature, this server's
+    /// environment, this app, and signed within `max_age_seconds` of now.
+    func verify(_ signedPayload: String, settings: ServerConfig.RetentionMessagingSettings, now: Date) async throws -> AppStoreRetentionRequest {
+        var request = try await appStore.requireVerifier().verify(signedPayload, as: AppStoreRetentionRequest.self, now: now)
+        request.requestIdentifier = request.requestIdentifier.lowercased()
+        guard request.appAppleId == settings.appAppleId else {
+            throw SaveDeskError.unprocessable("this request is for app \(request.appAppleId), not this server's app", code: "jws_wrong_app")
+        }
+        let age = abs(Int64(now.timeIntervalSince1970 * 1000) - request.signedDate) / 1000
+        guard age <= Int64(settings.maxAgeSeconds) else {
+            throw SaveDeskError.unprocessable(
+                "the request was signed \(age) s from now; at most \(settings.maxAgeSeconds) s are accepted", code: "stale_request"
+            )
+        }
+        guard UUID(uuidString: request.requestIdentifier) != nil, request.originalTransactionId.count <= 64, request.productId.count <= 256,
+            request.userLocale.count <= 16
+        else { throw SaveDeskError.unprocessable("the request's fields are out of range", code: "jws_malformed") }
+        return request
+    }
+
+    /// The choice, on one read: a repeat's recorded answer, else the rules on the subscriber's
+    /// facts, with a promotional offer signed.
+    private func decide(
+        _ request: AppStoreRetentionRequest, livemode: Bool, settings: ServerConfig.RetentionMessagingSettings
+    ) async throws -> Outcome {
+        let now = clock.now(livemode: livemode).unixSeconds
+        let read = try await store.read { data -> (RetentionRequestRecord?, RetentionMessaging.Facts, String?) in
+            if let existing = try await data.retentionMessages.find(requestIdentifier: request.requestIdentifier) {
+                return (existing, RetentionMessaging.Facts(), existing.customerId)
+            }
+            let subscription = try await data.ledger.subscription(originalTransactionId: request.originalTransactionId)
+                .flatMap { $0.livemode == livemode ? $0 : nil }
+            var customerId = subscription?.customerId
+            if customerId == nil {
+                customerId = try await data.customers.linked(originalTransactionId: request.originalTransactionId, livemode: livemode)
+            }
+            let earlier = try await customerId.asyncMap { try await data.retentionMessages.earlierCancelFlows(customerId: $0) }
+            let facts = RetentionMessaging.Facts(
+                productId: config.product(appStoreProductId: request.productId)?.id ?? subscription?.productId,
+                tenureDays: subscription.map { Int(max(0, now - $0.startedAt) / Seconds.wholeDay) },
+                answeredOptionIds: earlier?.optionIds ?? [], cancelFlows: earlier?.flows ?? 0,
+                offersUsed: try await data.retentionMessages.offersUsed(originalTransactionId: request.originalTransactionId)
+            )
+            return (nil, facts, customerId)
+        }
+        if let existing = read.0 { return try repeated(existing, request: request) }
+        let choice = RetentionMessaging.decide(
+            settings.decision, facts: read.1, originalTransactionId: request.originalTransactionId, userLocale: request.userLocale
+        )
+        return try await outcome(choice, request: request, customerId: read.2, livemode: livemode, receivedAt: now)
+    }
+
+    /// The default message (or none), when the decision did not come in time.
+    private func fallback(_ request: AppStoreRetentionRequest, livemode: Bool, settings: ServerConfig.RetentionMessagingSettings) -> Outcome {
+        let now = clock.now(livemode: livemode).unixSeconds
+        var record = Self.record(request, livemode: livemode, customerId: nil, receivedAt: now, choice: "fallback")
+        var body: Schemas.RealtimeResponseBody?
+        if let id = settings.decision.defaultMessageId, let message = settings.decision.message(id),
+            let locale = RetentionMessaging.locale(for: request.userLocale, available: message.identifiers.keys, fallback: settings.decision.fallbackLocale),
+            let identifier = message.identifiers[locale]
+        {
+            record.messageKey = id
+            body = Schemas.RealtimeResponseBody(message: .init(messageIdentifier: identifier))
+        }
+        record.answer = body.flatMap { try? Self.encode($0) }
+        return Outcome(body: body, record: record)
+    }
+
+    private func outcome(
+        _ choice: RetentionMessaging.Choice, request: AppStoreRetentionRequest, customerId: String?, livemode: Bool, receivedAt: Int64
+    ) async throws -> Outcome {
+        var record = Self.record(request, livemode: livemode, customerId: customerId, receivedAt: receivedAt, choice: choice.kind)
+        var body: Schemas.RealtimeResponseBody?
+        if case .answer(let rule, let message, let identifier, _, let offer) = choice {
+            record.rule = rule
+            record.messageKey = message.id
+            switch offer {
+            case .none: body = .init(message: .init(messageIdentifier: identifier))
+            case .alternateProduct(let productId, let plan):
+                record.alternateProductId = productId
+                body = .init(alternateProduct: .init(messageIdentifier: identifier, productId: productId, billingPlanType: plan))
+            case .promotionalOffer(let offerIdentifier):
+                guard let signer else {
+                    throw SaveDeskError(status: 500, code: "internal", "a promotional offer rule with no In-App Purchase key")
+                }
+                record.offerIdentifier = offerIdentifier
+                let signature = try await signer.sign(
+                    productId: request.productId, offerIdentifier: offerIdentifier, transactionId: request.originalTransactionId,
+                    now: clock.server.now()
+                )
+                body = .init(promotionalOffer: .init(messageIdentifier: identifier, promotionalOfferSignatureV2: signature))
+            }
+        }
+        record.answer = try body.map(Self.encode)
+        return Outcome(body: body, record: record)
+    }
+
+    private func repeated(_ existing: RetentionRequestRecord, request: AppStoreRetentionRequest) throws -> Outcome {
+        guard existing.originalTransactionId == request.originalTransactionId else {
+            throw SaveDeskError.unprocessable("this requestIdentifier was answered for another subscriber", code: "request_identifier_reused")
+        }
+        let body = try existing.answer.map { try JSONDecoder().decode(Schemas.RealtimeResponseBody.self, from: Data($0.utf8)) }
+        return Outcome(body: body, record: existing, repeated: true)
+    }
+
+    /// Keeps a request and its answer (once: a repeat that raced this one gets its answer), with
+    /// a line on the customer's timeline. Returns the earlier outcome when there was one.
+    private func record(_ record: RetentionRequestRecord, scope: RequestScope) async throws -> Outcome? {
+        try await store.transaction(key: "retention:" + record.requestIdentifier) { data -> Outcome? in
+            if let existing = try await data.retentionMessages.find(requestIdentifier: record.requestIdentifier) {
+                let body = try existing.answer.map { try JSONDecoder().decode(Schemas.RealtimeResponseBody.self, from: Data($0.utf8)) }
+                return Outcome(body: body, record: existing, repeated: true)
+            }
+            try await data.retentionMessages.insert(record)
+            if let customerId = record.customerId {
+                let shown = shown(record)
+                try await data.audit.append(AuditRecord(
+                    id: AuditID.next(), at: record.receivedAt, actor: "app_store", customerId: customerId, action: "app_store.retention_message",
+                    parameters: try ChangeTransaction.json([
+                        "request_identifier": record.requestIdentifier, "kind": record.choice, "rule": record.rule ?? "",
+                        "message": record.messageKey ?? "", "offer": record.offerIdentifier ?? record.alternateProductId ?? "",
+                        "locale": record.userLocale, "sentence": shown.sentence,
+                    ]),
+                    beforeState: nil, afterState: nil, requestId: scope.requestId
+                ))
+            }
+            return nil
+        }
+    }
+
+    /// What Apple's page showed for a recorded request, as the console says it.
+    func shown(_ record: RetentionRequestRecord) -> Schemas.CancelPageShown {
+        let message = record.messageKey.flatMap { settings?.decision.message($0) }
+        // A fallback that found a default message showed that message.
+        let kind = record.choice == "fallback" && message != nil ? "message" : record.choice
+        let offer = record.offerIdentifier ?? record.alternateProductId.map { id in config.product(appStoreProductId: id)?.displayName ?? id }
+        var sentence = RetentionMessaging.shownSentence(kind: kind, messageText: message?.text, offer: offer)
+        if record.choice == "fallback", message != nil { sentence += " (the default: no decision in time)" }
+        let identifier = message.flatMap { message in
+            RetentionMessaging.locale(for: record.userLocale, available: message.identifiers.keys, fallback: settings?.decision.fallbackLocale ?? "")
+                .flatMap { message.identifiers[$0] }
+        }
+        return Schemas.CancelPageShown(
+            kind: .init(rawValue: record.choice) ?? .none, sentence: sentence, rule: record.rule, messageId: record.messageKey,
+            messageText: message?.text, messageIdentifier: identifier, offerIdentifier: record.offerIdentifier,
+            alternateProductId: record.alternateProductId
+        )
+    }
+
+    private static func record(
+        _ request: AppStoreRetentionRequest, livemode: Bool, customerId: String?, receivedAt: Int64, choice: String
+    ) -> RetentionRequestRecord {
+        RetentionRequestRecord(
+            requestIdentifier: request.requestIdentifier, livemode: livemode, originalTransactionId: request.originalTransactionId,
+            customerId: customerId, appStoreProductId: request.productId, userLocale: request.userLocale, signedAt: request.signedDate,
+            receivedAt: receivedAt, choice: choice, rule: nil, messageKey: nil, offerIdentifier: nil, alternateProductId: nil,
+            latencyMicros: 0, answer: nil
+        )
+    }
+
+    private static func encode(_ body: Schemas.RealtimeResponseBody) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(body), as: UTF8.self)
+    }
+
+    static func micros(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    }
+}
+
+/// Waiting for a task no longer than a deadline, leaving it running past it (a write that is
+/// slow still commits; the caller decides whether to cancel).
+enum Deadline {
+    /// The task's result if it ends within `limit`; nil if it does not.
+    static func value<T: Sendable>(of task: Task<T, any Error>, within limit: Duration) async -> Result<T, any Error>? {
+        let first = First<Result<T, any Error>?>()
+        return await withCheckedContinuation { continuation in
+            first.set(continuation)
+            let timer = Task {
+                try? await Task.sleep(for: limit)
+                first.resume(nil)
+            }
+            Task {
+                let result = await task.result
+                timer.cancel()
+                first.resume(result)
+            }
+        }
+    }
+
+    /// Resumes a continuation once, with whichever value comes first.
+    private final class First<Value: Sendable>: Sendable {
+        private let continuation = Mutex<CheckedContinuation<Value, Never>?>(nil)
+        func set(_ waiting: CheckedContinuation<Value, Never>) { continuation.withLock { $0 = waiting } }
+        func resume(_ value: Value) { continuation.withLock { $0.take() }?.resume(returning: value) }
+    }
+}
+
+extension RetentionMessagingService {
+    /// The demo device's customer opens Apple's cancel page (test mode): the request the App
+    /// Store would send, signed with the local StoreKit CA and, unless `deliver` is false,
+    /// answered through the same path as Apple's.
+    func simulateCancelPage(_ request: Schemas.SimulateCancelPageRequest, scope: RequestScope) async throws -> Schemas.SimulatedCancelPage {
+        let settings = try requireSettings()
+        guard let ca = appStore.localCA, let appStoreSettings = config.appStore else {
+            throw SaveDeskError.unprocessable("the simulated cancel page needs a local StoreKit CA (app_store.local_ca = true)", code: "no_local_ca")
+        }
+        let otid = request.originalTransactionId
+        let subscription = try await store.read { data in try await data.ledger.subscription(originalTransactionId: otid) }
+        guard let subscription, subscription.livemode == scope.livemode, subscription.source == .appStore else {
+            throw SaveDeskError.notFound("no App Store subscription with original transaction id \(otid)", code: "unknown_transaction")
+        }
+        let identifier = UUID().uuidString.lowercased()
+        let signed = try await ca.sign(AppStoreRetentionRequest(
+            originalTransactionId: otid, appAppleId: settings.appAppleId,
+            productId: config.product(id: subscription.productId)?.storekitProductId ?? subscription.productId,
+            userLocale: request.locale ?? settings.decision.fallbackLocale, requestIdentifier: identifier,
+            environment: appStoreSettings.environment, signedDate: Int64(clock.server.now().timeIntervalSince1970 * 1000)
+        ))
+        var page = Schemas.SimulatedCancelPage(requestIdentifier: identifier, signedPayload: signed)
+        if request.deliver ?? true {
+            let apple = RequestScope(actor: "app_store", principal: "app_store", requestId: scope.requestId, livemode: scope.livemode)
+            page.shown = shown(try await answer(.init(signedPayload: signed), scope: apple).record)
+        }
+        return page
+    }
+}
