@@ -43,6 +43,13 @@ struct DemoHistoryTests {
         let funnel = try await server.desk.getSwitchAndSaveAnalytics(query: .init()).ok.body.json.funnel
         #expect(funnel.impressions > funnel.conversions && funnel.conversions > funnel.completed && funnel.completed > 0, "\(funnel)")
 
+        // Apple's cancel page: every kind of answer, the holdout, and a save rate for each.
+        let pages = try await server.desk.getRetentionMessageAnalytics(query: .init()).ok.body.json
+        #expect(Set(pages.messages.map(\.kind)) == ["message", "alternate_product", "promotional_offer"], "\(pages.messages)")
+        #expect(pages.holdout.shown > 0 && pages.answered.shown > 5 * pages.holdout.shown, "\(pages)")
+        #expect(pages.messages.allSatisfy { $0.figures.shown > 0 && $0.figures.saveRate > 0 && $0.messageText != nil }, "\(pages.messages)")
+        #expect(pages.answered.redeemed > 0)
+
         // The generated customers are whole: their screens load, and search finds them.
         let page = try await server.desk.searchCustomers(query: .init(query: "history.example", perPage: 100)).ok.body.json
         #expect(page.total == added)

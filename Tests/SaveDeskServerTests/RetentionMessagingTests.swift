@@ -10,9 +10,9 @@ import X509
 @testable import SaveDeskServer
 
 /// Apple's cancel page: the App Store's real-time retention request, signed with a locally made
-/// chain as Apple signs it, answered by a real server on the demo config (its rules: half off for
-/// readers of 90 days or more, once; Basic for monthly readers who said they do not use it
-/// enough; else the default message; a tenth held out).
+/// chain as Apple signs it, answered by a real server on the demo config (its rules: Basic for
+/// monthly readers who said they do not use it enough; half off for readers of 90 days or
+/// more, once; else the default message; a tenth held out).
 @Suite("Apple's cancel page (Retention Messaging)")
 struct RetentionMessagingTests {
     typealias Schemas = Components.Schemas

@@ -169,21 +169,17 @@ final class RetentionMessagingService: Sendable {
     private func outcome(
         _ choice: RetentionMessaging.Choice, request: AppStoreRetentionRequest, customerId: String?, livemode: Bool, receivedAt: Int64
     ) async throws -> Outcome {
-        var record = Self.record(request, livemode: livemode, customerId: customerId, receivedAt: receivedAt, choice: choice.kind)
+        var record = Self.record(request, livemode: livemode, customerId: customerId, receivedAt: receivedAt, choice: choice)
         var body: Schemas.RealtimeResponseBody?
-        if case .answer(let rule, let message, let identifier, _, let offer) = choice {
-            record.rule = rule
-            record.messageKey = message.id
+        if case .answer(_, _, let identifier, _, let offer) = choice {
             switch offer {
             case .none: body = .init(message: .init(messageIdentifier: identifier))
             case .alternateProduct(let productId, let plan):
-                record.alternateProductId = productId
                 body = .init(alternateProduct: .init(messageIdentifier: identifier, productId: productId, billingPlanType: plan))
             case .promotionalOffer(let offerIdentifier):
                 guard let signer else {
                     throw SaveDeskError(status: 500, code: "internal", "a promotional offer rule with no In-App Purchase key")
                 }
-                record.offerIdentifier = offerIdentifier
                 let signature = try await signer.sign(
                     productId: request.productId, offerIdentifier: offerIdentifier, transactionId: request.originalTransactionId,
                     now: clock.server.now()
@@ -213,23 +209,18 @@ final class RetentionMessagingService: Sendable {
             }
             try await data.retentionMessages.insert(record)
             if let customerId = record.customerId {
-                let shown = shown(record)
-                try await data.audit.append(AuditRecord(
-                    id: AuditID.next(), at: record.receivedAt, actor: "app_store", customerId: customerId, action: "app_store.retention_message",
-                    parameters: try ChangeTransaction.json([
-                        "request_identifier": record.requestIdentifier, "kind": record.choice, "rule": record.rule ?? "",
-                        "message": record.messageKey ?? "", "offer": record.offerIdentifier ?? record.alternateProductId ?? "",
-                        "locale": record.userLocale, "sentence": shown.sentence,
-                    ]),
-                    beforeState: nil, afterState: nil, requestId: scope.requestId
-                ))
+                try await data.audit.append(try Self.auditRecord(record, customerId: customerId, sentence: shown(record).sentence, requestId: scope.requestId))
             }
             return nil
         }
     }
 
     /// What Apple's page showed for a recorded request, as the console says it.
-    func shown(_ record: RetentionRequestRecord) -> Schemas.CancelPageShown {
+    func shown(_ record: RetentionRequestRecord) -> Schemas.CancelPageShown { Self.shown(record, settings: settings, config: config) }
+
+    static func shown(
+        _ record: RetentionRequestRecord, settings: ServerConfig.RetentionMessagingSettings?, config: ServerConfig
+    ) -> Schemas.CancelPageShown {
         let message = record.messageKey.flatMap { settings?.decision.message($0) }
         // A fallback that found a default message showed that message.
         let kind = record.choice == "fallback" && message != nil ? "message" : record.choice
@@ -245,6 +236,38 @@ final class RetentionMessagingService: Sendable {
             messageText: message?.text, messageIdentifier: identifier, offerIdentifier: record.offerIdentifier,
             alternateProductId: record.alternateProductId
         )
+    }
+
+    /// The timeline's line for a recorded request (actor `app_store`).
+    static func auditRecord(
+        _ record: RetentionRequestRecord, customerId: String, sentence: String, id: String = AuditID.next(), requestId: String
+    ) throws -> AuditRecord {
+        AuditRecord(
+            id: id, at: record.receivedAt, actor: "app_store", customerId: customerId, action: "app_store.retention_message",
+            parameters: try ChangeTransaction.json([
+                "request_identifier": record.requestIdentifier, "kind": record.choice, "rule": record.rule ?? "",
+                "message": record.messageKey ?? "", "offer": record.offerIdentifier ?? record.alternateProductId ?? "",
+                "locale": record.userLocale, "sentence": sentence,
+            ]),
+            beforeState: nil, afterState: nil, requestId: requestId
+        )
+    }
+
+    /// A record of `request` answered with `choice` (nothing signed, no body yet).
+    static func record(
+        _ request: AppStoreRetentionRequest, livemode: Bool, customerId: String?, receivedAt: Int64, choice: RetentionMessaging.Choice
+    ) -> RetentionRequestRecord {
+        var record = record(request, livemode: livemode, customerId: customerId, receivedAt: receivedAt, choice: choice.kind)
+        if case .answer(let rule, let message, _, _, let offer) = choice {
+            record.rule = rule
+            record.messageKey = message.id
+            switch offer {
+            case .none: break
+            case .alternateProduct(let productId, _): record.alternateProductId = productId
+            case .promotionalOffer(let offerIdentifier): record.offerIdentifier = offerIdentifier
+            }
+        }
+        return record
     }
 
     private static func record(

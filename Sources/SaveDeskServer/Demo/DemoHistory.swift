@@ -44,6 +44,7 @@ public enum DemoHistory {
         var conversions: [(customerId: String, variant: String, at: Int64)] = []
         var cancellations: [(id: String, customerId: String, subscriptionId: String, productId: String, at: Int64, by: String, confirmed: Int64?)] = []
         var audit: [AuditRecord] = []
+        var retentionRequests: [RetentionRequestRecord] = []
 
         struct Response {
             var id: String
@@ -92,6 +93,7 @@ public enum DemoHistory {
                     readOutAt: row.at, readOutBy: row.by, confirmedAt: row.confirmed, livemode: false
                 ))
             }
+            for request in retentionRequests { try await data.retentionMessages.insert(request) }
             for event in audit { try await data.audit.append(event) }
         }
     }
@@ -335,7 +337,54 @@ public enum DemoHistory {
                 batch.subscriptions.append(apple)
             }
         }
+        addCancelPages(to: &batch, config: config, now: nowSeconds)
         return batch
+    }
+
+    /// Apple's cancel page, opened once in the last 60 days by most of the history's App Store
+    /// subscribers and answered by the same decision the server makes, so its analytics have a save
+    /// rate per message and for the holdout. Its own generator: the rest of the history is as it
+    /// was. (No answer body is kept for these: nothing was signed.)
+    static func addCancelPages(to batch: inout Batch, config: ServerConfig, now: Int64) {
+        guard let settings = config.appStore?.retentionMessaging else { return }
+        var rng = Generator(state: seed ^ 0x00C4_11CE_1BA6_E000)
+        let day = Seconds.wholeDay
+        for (index, subscription) in batch.subscriptions.enumerated() where subscription.source == .appStore {
+            guard let otid = subscription.originalTransactionId, rng.chance(0.75) else { continue }
+            let earliest = max(subscription.startedAt, now - 60 * day), latest = min(now, subscription.currentPeriodEnd ?? now)
+            guard latest > earliest else { continue }
+            let at = earliest + Int64(rng.below(Int(latest - earliest)))
+            let earlier = batch.responses.filter { $0.customerId == subscription.customerId && $0.at < at }
+            let facts = RetentionMessaging.Facts(
+                productId: subscription.productId, tenureDays: Int((at - subscription.startedAt) / day),
+                answeredOptionIds: Set(earlier.flatMap { $0.answers.compactMap(\.selectedOptionId) }), cancelFlows: earlier.count
+            )
+            let request = AppStoreRetentionRequest(
+                originalTransactionId: otid, appAppleId: settings.appAppleId,
+                productId: config.product(id: subscription.productId)?.storekitProductId ?? subscription.productId,
+                userLocale: rng.chance(0.15) ? "fr-FR" : "en-US",
+                requestIdentifier: String(format: "%08x-%04x-4%03x-8%03x-%012llx", UInt32(truncatingIfNeeded: rng.next()), rng.below(0x10000),
+                                          rng.below(0x1000), rng.below(0x1000), rng.next() & 0xFFFF_FFFF_FFFF),
+                environment: "Sandbox", signedDate: at * 1000
+            )
+            let choice = RetentionMessaging.decide(settings.decision, facts: facts, originalTransactionId: otid, userLocale: request.userLocale)
+            var record = RetentionMessagingService.record(request, livemode: false, customerId: subscription.customerId, receivedAt: at, choice: choice)
+            record.latencyMicros = Int64(700 + rng.below(3_000))
+            if record.offerIdentifier != nil, subscription.willRenew, rng.chance(0.7) { record.redeemedAt = min(now, at + Int64(1 + rng.below(20)) * day) }
+            // Some of those shown the cheaper plan took it there and then (renewal back on, on Basic).
+            if let storeId = record.alternateProductId, let basic = config.product(appStoreProductId: storeId),
+                subscription.status == Entitlement.Status.active.wireValue, rng.chance(0.5)
+            {
+                batch.subscriptions[index].productId = basic.id
+                batch.subscriptions[index].willRenew = true
+                batch.subscriptions[index].priceMicros = basic.appStorePrice?.amountMicros ?? subscription.priceMicros
+            }
+            batch.retentionRequests.append(record)
+            let sentence = RetentionMessagingService.shown(record, settings: settings, config: config).sentence
+            if let audit = try? RetentionMessagingService.auditRecord(
+                record, customerId: subscription.customerId, sentence: sentence, id: "ev_hist_page_\(otid)", requestId: "demo-history"
+            ) { batch.audit.append(audit) }
+        }
     }
 
     private static func requireProduct(_ config: ServerConfig, _ id: String) throws -> ServerConfig.ProductConfig {
