@@ -52,6 +52,8 @@ let tuiOnly = CommandLine.arguments.contains("--tui-only")
 let hostileOnly = CommandLine.arguments.contains("--hostile-only")
 /// `--events-only`: the event stream's rows alone.
 let eventsOnly = CommandLine.arguments.contains("--events-only")
+/// `--retention-only`: Apple's cancel page rows alone.
+let retentionOnly = CommandLine.arguments.contains("--retention-only")
 let seconds = Double(argument("--seconds", default: 4))
 let concurrency = argument("--concurrency", default: 16)
 let runs = argument("--runs", default: 3)
@@ -139,7 +141,7 @@ let savedeskNormal = try await SaveDeskBackend.start(
 )
 
 // Customer search over 100,000 more customers (test mode, each with a subscription).
-let searchCount = tuiOnly || hostileOnly || eventsOnly ? 0 : argument("--search-customers", default: 100_000)
+let searchCount = tuiOnly || hostileOnly || eventsOnly || retentionOnly ? 0 : argument("--search-customers", default: 100_000)
 let searchDatabase = directory.appendingPathComponent("bench-search.sqlite").path
 _ = try await DemoSeed.apply(file: seedPath, config: config, databasePath: searchDatabase)
 // The customers come in as an operator brings them: `savedesk-server import customers` of a CSV.
@@ -216,7 +218,7 @@ let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: confi
 print("SaveDesk bench · \(machine()) · \(concurrency) concurrent clients · \(runs) runs of \(Int(seconds)) s each")
 if let importFigure { print(importFigure) }
 print("scenario".padding(toLength: 44, withPad: " ", startingAt: 0) + "  req/s median (min–max)      p50 ms   p99 ms  failures")
-for (scenario, baseURLs) in tuiOnly || hostileOnly || eventsOnly ? [] : scenarios {
+for (scenario, baseURLs) in tuiOnly || hostileOnly || eventsOnly || retentionOnly ? [] : scenarios {
     _ = await run(Scenario(name: "", method: scenario.method, path: scenario.path, body: scenario.body, headers: scenario.headers),
                   baseURLs: baseURLs, client: client)  // warm-up
     var results: [RunResult] = []
@@ -231,7 +233,7 @@ for (scenario, baseURLs) in tuiOnly || hostileOnly || eventsOnly ? [] : scenario
 // The event stream: 200 subscribers, fan-out from commit to the last of them, and the durable
 // write with them and without (goal: within 10 %). On PostgreSQL the subscribers are spread over
 // both instances and the writes go to one: half the fan-out crosses instances (LISTEN/NOTIFY).
-if !tuiOnly && !hostileOnly {
+if !tuiOnly && !hostileOnly && !retentionOnly {
     let subscribers = argument("--subscribers", default: 200)
     await EventsBench.report(
         label: "SQLite (synchronous=FULL)", writeURLs: [savedesk.baseURL], subscribeURLs: [savedesk.baseURL],
@@ -250,7 +252,10 @@ if !tuiOnly && !hostileOnly {
 }
 // The cancel-flow funnel over ten million generated responses over 90 days (goal: ≤ 20 ms), on
 // each engine: the real analytics endpoint, all time, one operator, and the last 30 days.
-if !tuiOnly && !eventsOnly {
+if !tuiOnly && !hostileOnly && !eventsOnly {
+    try await RetentionBench.report(baseURL: savedesk.baseURL, operatorKey: "sk_test_savedesk_demo_marco_0001", client: client, runs: runs)
+}
+if !tuiOnly && !eventsOnly && !retentionOnly {
     let hostileDatabase = directory.appendingPathComponent("bench-hostile.sqlite").path
     _ = try await DemoSeed.apply(file: seedPath, config: limitedConfig, databasePath: hostileDatabase)
     let hostile = try await SaveDeskBackend.start(config: limitedConfig, databasePath: hostileDatabase)
@@ -258,7 +263,7 @@ if !tuiOnly && !eventsOnly {
                               seconds: seconds, runs: runs)
     await hostile.stop()
 }
-let funnelCount = tuiOnly || hostileOnly || eventsOnly ? 0 : argument("--funnel-responses", default: 10_000_000)
+let funnelCount = tuiOnly || hostileOnly || eventsOnly || retentionOnly ? 0 : argument("--funnel-responses", default: 10_000_000)
 if funnelCount > 0 {
     var engines = [("SQLite", database, savedesk.baseURL)]
     if let postgresURL, let first = postgresInstances.first { engines.append(("PostgreSQL", postgresURL, first.baseURL)) }
@@ -285,8 +290,8 @@ if funnelCount > 0 {
 let savedeskBinary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("savedesk").path
 let textualApp = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("textual/customers.py").path
-if hostileOnly || eventsOnly {
-    // the hostile-bodies or the event stream's rows alone
+if hostileOnly || eventsOnly || retentionOnly {
+    // the hostile-bodies, the event stream's or the cancel page's rows alone
 } else if FileManager.default.isExecutableFile(atPath: savedeskBinary) {
     TUIBench.report(binary: savedeskBinary, textualPython: stringArgument("--textual-python"), textualApp: textualApp,
                     server: savedesk.baseURL, key: "sk_test_savedesk_demo_marco_0001")

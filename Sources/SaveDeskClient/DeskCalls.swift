@@ -105,6 +105,20 @@ extension SaveDeskClient {
         try await send(retry: true, { try await api.getSwitchAndSaveAnalytics(query: .init(from: from, to: to)) }) { try $0.ok.body.json }
     }
 
+    /// Apple's cancel page: per message and for the holdout, how many were shown and saved.
+    public func retentionMessageAnalytics(from: Date? = nil, to: Date? = nil) async throws(SaveDeskClientError) -> Wire.RetentionMessageAnalytics {
+        try await send(retry: true, { try await api.getRetentionMessageAnalytics(query: .init(from: from, to: to)) }) { try $0.ok.body.json }
+    }
+
+    /// Test mode: the customer opens Apple's cancel page; what Apple shows them (the server signs
+    /// the App Store's request with the local StoreKit CA and answers it). Each call is a new
+    /// request of Apple's, so it is not retried.
+    public func simulateCancelPage(originalTransactionId: String, locale: String? = nil) async throws(SaveDeskClientError) -> Wire.CancelPageShown? {
+        try await send(retry: false, {
+            try await api.simulateCancelPage(body: .json(.init(originalTransactionId: originalTransactionId, locale: locale)))
+        }) { try $0.ok.body.json.shown }
+    }
+
     /// Test mode: moves the server's clock forward and runs every billing transition that falls due.
     public func advanceClock(days: Int = 0, hours: Int = 0, idempotencyKey key: String = newIdempotencyKey()) async throws(SaveDeskClientError) -> Wire.ClockAdvance {
         return try await send(retry: true, {

@@ -22,6 +22,9 @@ public enum Wire {
     public typealias CancelFlowAnalytics = Components.Schemas.CancelFlowAnalytics
     public typealias OutcomeCounts = Components.Schemas.OutcomeCounts
     public typealias SwitchAndSaveAnalytics = Components.Schemas.SwitchAndSaveAnalytics
+    public typealias RetentionMessageAnalytics = Components.Schemas.RetentionMessageAnalytics
+    public typealias CancelPageShown = Components.Schemas.CancelPageShown
+    public typealias RetentionMessageFigures = Components.Schemas.RetentionMessageFigures
     public typealias FunnelCounts = Components.Schemas.FunnelCounts
     public typealias ClockAdvance = Components.Schemas.ClockAdvanceResponse
     public typealias WinBack = Components.Schemas.WinBackResponse

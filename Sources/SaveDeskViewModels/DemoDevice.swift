@@ -77,6 +77,20 @@ public final class DemoDevice {
         }
     }
 
+    /// The customer opens Apple's cancel page (Settings → Subscriptions → Cancel): what Apple
+    /// shows them, as the server chose it.
+    public func openCancelPage(customerId: String, locale: String? = nil) async {
+        await perform { [client] () throws(SaveDeskClientError) in
+            guard let otid = try await client.appStoreOriginalTransactionId(userId: customerId, activeOnly: true) else {
+                return "\(customerId) has no active App Store subscription"
+            }
+            guard let shown = try await client.simulateCancelPage(originalTransactionId: otid, locale: locale) else {
+                return "Apple's cancel page: no answer"
+            }
+            return shown.sentence
+        }
+    }
+
     /// The customer buys (or renews) on the App Store: StoreKit signs the transaction and the
     /// device syncs it through the queue (kept and retried when the sync fails).
     public func purchaseOnAppStore(userId: String, productId: String, originalTransactionId: String? = nil) async {

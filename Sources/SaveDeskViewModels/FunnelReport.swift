@@ -7,7 +7,7 @@ import SaveDeskClient
 @MainActor @Observable
 public final class FunnelReport {
     public enum View: String, Hashable, Sendable, CaseIterable {
-        case cancelFlow, switchAndSave
+        case cancelFlow, switchAndSave, cancelPage
     }
 
     /// A date range and an operator; nil means no limit.
@@ -39,6 +39,7 @@ public final class FunnelReport {
     public private(set) var phase: LoadPhase = .loading
     public private(set) var cancelFlow: Wire.CancelFlowAnalytics?
     public private(set) var switchAndSave: Wire.SwitchAndSaveAnalytics?
+    public private(set) var cancelPage: Wire.RetentionMessageAnalytics?
 
     @ObservationIgnored let calls: any FunnelCalls
     @ObservationIgnored private let reloader = Reloader()
@@ -57,6 +58,32 @@ public final class FunnelReport {
         guard let f = switchAndSave?.funnel else { return [] }
         return [Bar(label: "Impressions", value: f.impressions), Bar(label: "Conversions", value: f.conversions),
                 Bar(label: "Completed", value: f.completed)]
+    }
+
+    /// One line of Apple's cancel page figures: what was shown, how often, how many stayed.
+    public struct CancelPageRow: Hashable, Sendable {
+        public var label: String
+        public var shown: Int
+        public var saved: Int
+        public var saveRate: Double
+    }
+
+    /// Each message Apple's page showed, then everyone answered, then the holdout (no answer).
+    public var cancelPageRows: [CancelPageRow] {
+        guard let data = cancelPage else { return [] }
+        func row(_ label: String, _ figures: Wire.RetentionMessageFigures) -> CancelPageRow {
+            CancelPageRow(label: label, shown: figures.shown, saved: figures.saved, saveRate: figures.saveRate)
+        }
+        let kinds = ["promotional_offer": "offer", "alternate_product": "other plan", "message": "message", "none": "no rule", "fallback": "in time"]
+        return data.messages.map { message in
+            row("\(kinds[message.kind] ?? message.kind): \(message.messageText ?? message.messageId ?? "Apple's default")", message.figures)
+        } + [row("Everyone answered", data.answered), row("Holdout (Apple's default)", data.holdout)]
+    }
+
+    /// Points of save rate the answers added over the holdout (nil with no holdout).
+    public var cancelPageLift: Double? {
+        guard let data = cancelPage, data.holdout.shown > 0, data.answered.shown > 0 else { return nil }
+        return (data.answered.saveRate - data.holdout.saveRate) * 100
     }
 
     public func show(_ view: View) async {
@@ -81,6 +108,8 @@ public final class FunnelReport {
                 cancelFlow = try await calls.cancelFlowAnalytics(from: filters.from, to: filters.to, operator: filters.operatorName)
             case .switchAndSave:
                 switchAndSave = try await calls.switchAndSaveAnalytics(from: filters.from, to: filters.to)
+            case .cancelPage:
+                cancelPage = try await calls.retentionMessageAnalytics(from: filters.from, to: filters.to)
             }
             phase = .loaded
         } catch {

@@ -20,6 +20,13 @@ public enum Display {
         date.map { CalendarDays.display($0, in: .gmt) } ?? "—"
     }
 
+    /// A timeline line: the sentence the server recorded with the event ("Apple's cancel page
+    /// showed …"), else its action.
+    public static func timelineText(_ event: Wire.AuditEvent) -> String {
+        if let sentence = event.parameters.value["sentence"] as? String, !sentence.isEmpty { return sentence }
+        return event.action
+    }
+
     /// "Dec 4, 2026 14:05" (UTC).
     public static func time(_ date: Date) -> String {
         var calendar = Calendar(identifier: .gregorian)

@@ -191,12 +191,14 @@ struct CancelFlowRollupTests {
                 try await db.raw("DROP INDEX cancel_flow_answers_response").run()
                 // (and none of the later migrations either)
                 for index in ["idempotency_records_mode", "portal_sessions_mode", "checkout_transactions_mode", "customers_ranked_listing", "customers_kind",
-                              "customers_created_by", "customers_app_account_token", "app_store_links_customer", "appstore_notifications_waiting"] {
+                              "customers_created_by", "customers_app_account_token", "app_store_links_customer", "appstore_notifications_waiting",
+                              "cancel_flow_responses_customer"] {
                     try await db.raw("DROP INDEX \(unsafeRaw: index)").run()
                 }
                 try await db.raw("DROP TABLE app_store_links").run()
                 try await db.raw("DROP TABLE desk_events").run()
                 try await db.raw("DROP TABLE desk_event_horizon").run()
+                try await db.raw("DROP TABLE retention_requests").run()
                 for (table, column) in [("idempotency_records", "livemode"), ("portal_sessions", "livemode"), ("customers", "kind"),
                                         ("customers", "story"), ("customers", "list_rank"), ("customers", "created_by"),
                                         ("customers", "app_account_token"), ("customers", "billing_customer_id"),

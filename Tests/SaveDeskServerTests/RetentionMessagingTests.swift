@@ -33,6 +33,15 @@ struct RetentionMessagingTests {
 
     func ca(_ server: TestServer) throws -> LocalStoreKitCA { try LocalStoreKitCA.loadOrCreate(in: server.directory) }
 
+    /// The demo config with a deadline no busy test machine reaches: these tests check the
+    /// decision; past the deadline the default message answers (`theDeadlineLeavesASlowTaskRunning`
+    /// and `aDecisionThatFailsAnswersTheDefaultMessage`).
+    static func server(deadline milliseconds: Int = 600_000) async throws -> TestServer {
+        var config = try TestServer.demoConfig()
+        config.appStore?.retentionMessaging?.deadlineMilliseconds = milliseconds
+        return try await TestServer.start(config: config)
+    }
+
     /// Posts a signed payload as Apple does (no key).
     func post(_ server: TestServer, _ signedPayload: String) async throws -> (status: Int, body: String) {
         let body = String(decoding: try JSONEncoder().encode(["signedPayload": signedPayload]), as: UTF8.self)
@@ -55,7 +64,7 @@ struct RetentionMessagingTests {
     }
 
     @Test func eachRuleAnswersWithExactlyOneKind() async throws {
-        let server = try await TestServer.start()
+        let server = try await Self.server()
         defer { Task { await server.stop() } }
         // Diego, 95 days: the promotional offer.
         let first = try await answer(server, Self.request(Self.diego))
@@ -90,7 +99,7 @@ struct RetentionMessagingTests {
     }
 
     @Test func forgedWrongAndStaleRequestsGetNoMessage() async throws {
-        let server = try await TestServer.start()
+        let server = try await Self.server()
         defer { Task { await server.stop() } }
         let ca = try ca(server)
         func refusal(_ answer: (status: Int, body: String)) throws -> String? {
@@ -115,7 +124,7 @@ struct RetentionMessagingTests {
         try expired.root.serializeAsPEM().pemString.write(to: rootFile, atomically: true, encoding: .utf8)
         var config = server.config
         config.appStore?.trustedRoots = [rootFile.path]
-        let trusting = try await TestServer.start(config: config)
+        let trusting = try await TestServer.start(config: config)  // (the deadline is irrelevant: it refuses before)
         defer { Task { await trusting.stop() } }
         #expect(try refusal(try await post(trusting, try await expired.sign(Self.request(Self.diego)))) == "jws_untrusted_root")
         // Junk is a 4xx too, never a 5xx.
@@ -127,7 +136,7 @@ struct RetentionMessagingTests {
     }
 
     @Test func aRepeatGetsTheSameAnswerOnce() async throws {
-        let server = try await TestServer.start()
+        let server = try await Self.server()
         defer { Task { await server.stop() } }
         let request = Self.request(Self.diego)
         let signed = try await ca(server).sign(request)
@@ -172,7 +181,7 @@ struct RetentionMessagingTests {
     /// the In-App Purchase key's public half and reads Apple's claims.
     @Test(.enabled(if: python != nil, "make test installs Apple's library and sets SAVEDESK_TEST_PYTHON"))
     func applesLibraryAndPyJWTAgree() async throws {
-        let server = try await TestServer.start()
+        let server = try await Self.server()
         defer { Task { await server.stop() } }
         let ca = try ca(server)
         let request = Self.request(Self.diego)
@@ -208,7 +217,7 @@ struct RetentionMessagingTests {
     }
 
     @Test func theDemoDevicePlaysTheCancelPageAndAnalyticsCountIt() async throws {
-        let server = try await TestServer.start()
+        let server = try await Self.server()
         defer { Task { await server.stop() } }
         let page = try await server.desk.simulateCancelPage(body: .json(.init(originalTransactionId: Self.diego))).ok.body.json
         let shown = try #require(page.shown)
@@ -229,7 +238,7 @@ struct RetentionMessagingTests {
     }
 
     @Test func aRedeemedOfferIsASaveEvenWithRenewalOff() async throws {
-        let server = try await TestServer.start()
+        let server = try await Self.server()
         defer { Task { await server.stop() } }
         _ = try await server.desk.simulateCancelPage(body: .json(.init(originalTransactionId: Self.diego))).ok
         _ = try await server.desk.simulateAppStoreEvent(body: .json(.init(originalTransactionId: Self.diego, event: .autoRenewOff))).ok
@@ -246,6 +255,26 @@ struct RetentionMessagingTests {
         }
         let analytics = try await server.desk.getRetentionMessageAnalytics(query: .init()).ok.body.json
         #expect(analytics.answered.saved == 1 && analytics.answered.redeemed == 1)
+    }
+
+    /// Past verification nothing fails the request: a decision that cannot finish (here: an
+    /// offer to sign and no key to sign it with) answers the default message, recorded as such.
+    @Test func aDecisionThatFailsAnswersTheDefaultMessage() async throws {
+        let chain = try LocalStoreKitCA.make(name: "Apple stand-in")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-test-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let rootFile = directory.appendingPathComponent("root.pem")
+        try chain.root.serializeAsPEM().pemString.write(to: rootFile, atomically: true, encoding: .utf8)
+        var config = try TestServer.demoConfig()
+        config.appStore?.localCA = false  // so no local key either: the offer cannot be signed
+        config.appStore?.trustedRoots = [rootFile.path]
+        config.appStore?.retentionMessaging?.deadlineMilliseconds = 600_000
+        let server = try await TestServer.start(directory: directory, config: config)
+        defer { Task { await server.stop() } }
+        let answer = try await post(server, try await chain.sign(Self.request(Self.diego)))
+        #expect(answer.status == 200, "\(answer.body)")
+        #expect(try decode(answer.body).message?.messageIdentifier == "6b1f6e4a-0c55-4f39-9d6c-1f0a3c2b7e01")
+        #expect(try await server.count("retention_requests", where: "choice = 'fallback' AND message_key = 'stay_for_stories'") == 1)
     }
 
     @Test func theDeadlineLeavesASlowTaskRunning() async throws {

@@ -189,8 +189,16 @@ struct ScreenSnapshotTests {
         await h.type("chloe")
         await h.press(.enter, .character("d"))
         try Snapshot.check(h, "demo-device")
+        // Chloé (180 days on Premium) opens Apple's cancel page: the half-off offer.
         await h.press(.character("4"))
+        #expect(h.text().contains("Apple's cancel page showed \u{201C}Stay for 50% off your next 3 months.\u{201D}"), "\(h.text())")
+        try Snapshot.check(h, "demo-device-cancel-page")
+        await h.press(.character("5"))
         #expect(h.text().contains("App Store auto_renew_off: applied"), "\(h.text())")
+        // The analytics count it: one request, answered with the offer, not saved (renewal off).
+        await h.press(.escape, .escape, .escape, .character("a"), .character("3"))
+        #expect(h.text().contains("Apple's cancel page: 1 request"), "\(h.text())")
+        try Snapshot.check(h, "analytics-cancel-page")
     }
 
     @Test func errorsShowAsToastsAndTooSmallSaysSo() async throws {

@@ -71,4 +71,14 @@ final class FakeDeskCalls: CustomerSearchCalls, FunnelCalls {
         try checkUp()
         return Wire.SwitchAndSaveAnalytics(funnel: .init(impressions: 5, conversions: 3, completed: 1, conversionRate: 0.6), variants: [])
     }
+
+    func retentionMessageAnalytics(from: Date?, to: Date?) async throws(SaveDeskClientError) -> Wire.RetentionMessageAnalytics {
+        state.withLock { $0.analyticsFilters.append((from, to, nil)) }
+        try checkUp()
+        return Wire.RetentionMessageAnalytics(
+            requests: 12, answered: .init(shown: 10, saved: 5, redeemed: 2, saveRate: 0.5), holdout: .init(shown: 2, saved: 0, redeemed: 0, saveRate: 0),
+            messages: [.init(kind: "promotional_offer", messageId: "half_off", messageText: "Stay for 50% off.",
+                             figures: .init(shown: 6, saved: 4, redeemed: 2, saveRate: 4.0 / 6))]
+        )
+    }
 }

@@ -2,8 +2,8 @@ import Foundation
 import SaveDeskViewModels
 import TerminalKit
 
-/// Funnel analytics: how cancel flows end, and the switch-and-save funnel, as bar charts, with
-/// a date range and an operator filter.
+/// Funnel analytics: how cancel flows end, the switch-and-save funnel, and what Apple's cancel
+/// page showed with its save rates, with a date range and an operator filter.
 @MainActor
 final class AnalyticsScreen: Screen {
     let report: FunnelReport
@@ -18,9 +18,10 @@ final class AnalyticsScreen: Screen {
 
     var keyMap: KeyMap<Action> {
         KeyMap([
-            .on(.tab, .backTab, .left, .right, keys: "Tab \u{2190}\u{2192}", "cancel flow / switch and save", .toggleView),
+            .on(.tab, .backTab, .left, .right, keys: "Tab \u{2190}\u{2192}", "next view", .toggleView),
             .on(.character("1"), keys: "1", "cancel flow", .show(.cancelFlow)),
             .on(.character("2"), keys: "2", "switch and save", .show(.switchAndSave)),
+            .on(.character("3"), keys: "3", "Apple's cancel page", .show(.cancelPage)),
             .on(.character("f"), keys: "f", "date range", .nextRange),
             .on(.character("o"), keys: "o", "only my flows / everyone's", .toggleOnlyMe),
             .on(.character("g"), keys: "g", "reload", .reload),
@@ -36,6 +37,7 @@ final class AnalyticsScreen: Screen {
         switch id {
         case "tab.cancelFlow": .show(.cancelFlow)
         case "tab.switchAndSave": .show(.switchAndSave)
+        case "tab.cancelPage": .show(.cancelPage)
         case "retry": .reload
         default: nil
         }
@@ -44,7 +46,10 @@ final class AnalyticsScreen: Screen {
     func perform(_ action: Action, context: ScreenContext) -> Intent {
         switch action {
         case .show(let view): return .run { await self.report.show(view) }
-        case .toggleView: return perform(.show(report.view == .cancelFlow ? .switchAndSave : .cancelFlow), context: context)
+        case .toggleView:
+            let views = FunnelReport.View.allCases
+            let next = views[((views.firstIndex(of: report.view) ?? 0) + 1) % views.count]
+            return perform(.show(next), context: context)
         case .nextRange:
             range = (range + 1) % Self.ranges.count
             return apply(context)
@@ -65,16 +70,16 @@ final class AnalyticsScreen: Screen {
     func render(into frame: inout Frame, area: Rect, context: RenderContext) {
         let theme = context.theme
         var x = area.x
-        for (view, label) in [(FunnelReport.View.cancelFlow, "1 Cancel flow"), (.switchAndSave, "2 Switch and save")] {
+        for (view, label) in [(FunnelReport.View.cancelFlow, "1 Cancel flow"), (.switchAndSave, "2 Switch & save"), (.cancelPage, "3 Apple's page")] {
             let style = report.view == view ? theme[.selection] : theme[.button]
             let width = frame.buffer.put(" \(label) ", x: x, y: area.y, style: style)
             frame.hit(Rect(x: x, y: area.y, width: width, height: 1), "tab.\(view.rawValue)")
             x += width + 1
         }
-        let filter = Self.ranges[range].label + (onlyMe ? " \u{00B7} only \(context.model.operatorName ?? "me")" : " \u{00B7} every operator")
+        let filter = Self.ranges[range].label + (onlyMe ? " \u{00B7} only \(context.model.operatorName ?? "me")" : " \u{00B7} everyone")
         frame.buffer.put("f/o: " + filter, x: x + 2, y: area.y, style: theme[.muted], clip: area)
         var y = area.y + 2
-        if LoadPhaseView.replacesContent(report.phase, hasContent: report.cancelFlow != nil || report.switchAndSave != nil) {
+        if LoadPhaseView.replacesContent(report.phase, hasContent: report.cancelFlow != nil || report.switchAndSave != nil || report.cancelPage != nil) {
             frame.render(LoadPhaseView(phase: report.phase, canRetry: true, theme: theme), in: area.splitTop(2).rest)
             return
         }
@@ -117,6 +122,23 @@ final class AnalyticsScreen: Screen {
                 frame.buffer.put("\(CharacterWidth.pad(name, to: 24)) \(variant.funnel.impressions) \u{2192} \(variant.funnel.conversions) \u{2192} \(variant.funnel.completed)",
                                  x: area.x, y: y, style: theme[.muted], clip: area)
                 y += 1
+            }
+        case .cancelPage:
+            guard let data = report.cancelPage else { return }
+            frame.buffer.put("Apple's cancel page: \(data.requests) request\(data.requests == 1 ? "" : "s")", x: area.x, y: y, style: theme[.title])
+            y += 2
+            let label = max(10, min(area.width, 100) - 26)
+            frame.buffer.put(CharacterWidth.pad("Shown", to: label) + "  shown  saved   rate", x: area.x, y: y, style: theme[.muted], clip: area)
+            y += 1
+            for row in report.cancelPageRows where y < area.maxY {
+                let figures = String(format: "%7d%7d%6d%%", row.shown, row.saved, Int((row.saveRate * 100).rounded()))
+                let style = row.label.hasPrefix("Holdout") || row.label.hasPrefix("Everyone") ? theme[.title] : theme[.text]
+                frame.buffer.put(CharacterWidth.pad(CharacterWidth.truncate(row.label, to: label), to: label) + figures,
+                                 x: area.x, y: y, style: style, clip: area)
+                y += 1
+            }
+            if let lift = report.cancelPageLift, y + 1 < area.maxY {
+                frame.buffer.put(String(format: "Lift over the holdout: %+.1f points", lift), x: area.x, y: y + 1, style: theme[.accent], clip: area)
             }
         }
     }

@@ -26,14 +26,15 @@ final class DemoDeviceScreen: Screen {
     }
 
     private enum Step {
-        case advance(days: Int), appStore(AppStoreEvent), purchase(productId: String), retrySync
+        case advance(days: Int), appStore(AppStoreEvent), cancelPage, purchase(productId: String), retrySync
     }
 
     private var steps: [(label: String, step: Step)] {
         var steps: [(String, Step)] = [("Advance the clock 1 day", .advance(days: 1)), ("Advance the clock 7 days", .advance(days: 7)),
                                        ("Advance the clock 30 days", .advance(days: 30))]
         if customerId != nil {
-            steps += [("App Store: auto-renew off", .appStore(.autoRenewOff)), ("App Store: auto-renew on", .appStore(.autoRenewOn)),
+            steps += [("Open Apple's cancel page (what Apple shows)", .cancelPage),
+                      ("App Store: auto-renew off", .appStore(.autoRenewOff)), ("App Store: auto-renew on", .appStore(.autoRenewOn)),
                       ("App Store: renewal fails (grace period)", .appStore(.renewalFailedGrace)), ("App Store: refund", .appStore(.refund)),
                       ("App Store: renew", .appStore(.renew))]
             if let product = device?.purchasableProductId { steps.append(("Buy \(product) on the App Store (sync queue)", .purchase(productId: product))) }
@@ -72,6 +73,9 @@ final class DemoDeviceScreen: Screen {
         case .appStore(let event):
             guard let customer else { return .none }
             return .run { await device.appStoreEvent(event, customerId: customer, activeOnly: false) }
+        case .cancelPage:
+            guard let customer else { return .none }
+            return .run { await device.openCancelPage(customerId: customer) }
         case .purchase(let product):
             guard let customer else { return .none }
             return .run { await device.purchaseOnAppStore(userId: customer, productId: product) }

@@ -45,7 +45,7 @@ final class TimelineScreen: Screen {
         }
         let (list, detail) = area.splitBottom(3)
         let items = overview.timeline.map { event in
-            ListView.Item(CharacterWidth.pad(Display.time(event.at), to: 19) + CharacterWidth.pad(event.actor, to: 18) + event.action)
+            ListView.Item(CharacterWidth.pad(Display.time(event.at), to: 19) + CharacterWidth.pad(event.actor, to: 18) + Display.timelineText(event))
         }
         frame.render(ListView(items, selected: selected, theme: theme, hitPrefix: "event."), in: list)
         if let event = overview.timeline[safe: selected] {
