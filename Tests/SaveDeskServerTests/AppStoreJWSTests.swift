@@ -63,6 +63,28 @@ struct AppStoreJWSTests {
         }
     }
 
+    /// A chain validated once is not validated again while it is valid, but every token's
+    /// signature still is, and past the chain's end it is refused.
+    @Test func aValidatedChainIsRememberedOnlyWhileItIsValid() async throws {
+        let ca = try LocalStoreKitCA.make(validUntil: Self.now.addingTimeInterval(86_400))
+        let trusted = verifier(trusting: ca)
+        let token = try await ca.sign(Self.transaction())
+        #expect(await rejection(token, trusted) == nil)
+        #expect(await rejection(token, trusted) == nil, "again, from what was remembered")
+        let parts = token.split(separator: ".").map(String.init)
+        var forged = Self.transaction()
+        forged.productId = "premium_yearly"
+        let forgedPayload = try JSONEncoder().encode(forged).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        #expect(await rejection([parts[0], forgedPayload, parts[2]].joined(separator: "."), trusted) == "jws_bad_signature")
+        do {
+            _ = try await trusted.verify(token, as: AppStoreTransaction.self, now: Self.now.addingTimeInterval(2 * 86_400))
+            Issue.record("an expired chain was accepted")
+        } catch {
+            #expect(error.code == "jws_untrusted_root")
+        }
+    }
+
     @Test func theLocalChainIsKeptInTheDataDirectory() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-ca-\(UUID())")
         let first = try LocalStoreKitCA.loadOrCreate(in: directory)

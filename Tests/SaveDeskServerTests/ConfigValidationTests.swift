@@ -66,6 +66,41 @@ struct ConfigValidationTests {
         #expect(found.count == expected.count, "\(found.joined(separator: "\n"))")
     }
 
+    /// Apple's cancel page: rules name messages and products that exist, an alternate product of
+    /// the same group, a key for promotional offers that is the server's alone.
+    @Test func retentionMessagingIsCheckedAsAWhole() throws {
+        let demo = try String(contentsOfFile: try #require(DemoSeed.demoConfigPath), encoding: .utf8)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-config-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let key = directory.appendingPathComponent("key.p8").path
+        FileManager.default.createFile(atPath: key, contents: Data("not read by the reader".utf8), attributes: [.posixPermissions: 0o644])
+        var text = demo.replacingOccurrences(of: "local_ca = true", with: "local_ca = false\ntrusted_roots = [\"\(key)\"]")
+        text = text.replacingOccurrences(of: "signing_key_id = \"DEMOKEY001\"", with: "signing_key_id = \"DEMOKEY001\"\nsigning_key_file = \"\(key)\"")
+        text = text.replacingOccurrences(of: "default_message = \"stay_for_stories\"", with: "default_message = \"missing\"")
+        text = text.replacingOccurrences(of: "product_ids = [\"premium_monthly\"]", with: "product_ids = [\"gold\"]")
+        text = text.replacingOccurrences(of: "\"en-US\" = \"a7e3c1d2-4b5f-4e6a-9c8d-2f1e0b3a4c21\"", with: "\"en-US\" = \"not-a-uuid\"")
+        do {
+            _ = try ConfigReader.parse(text)
+            Issue.record("accepted")
+        } catch {
+            let found = error.issues.map(\.description).joined(separator: "\n")
+            #expect(found.contains("app_store.retention_messaging.signing_key_file: \(key) is readable by others"), "\(found)")
+            #expect(found.contains("app_store.retention_messaging.default_message: no message \"missing\" in messages"), "\(found)")
+            #expect(found.contains("app_store.retention_messaging.rules[0].product_ids: no product \"gold\" in the catalog"), "\(found)")
+            #expect(found.contains("is a UUID, got \"not-a-uuid\""), "\(found)")
+        }
+        // A promotional offer with no key file and no local CA has nothing to sign with.
+        let unsigned = demo.replacingOccurrences(of: "local_ca = true", with: "local_ca = false\ntrusted_roots = [\"\(key)\"]")
+        do {
+            _ = try ConfigReader.parse(unsigned)
+            Issue.record("accepted")
+        } catch {
+            #expect(error.issues.map(\.description).contains {
+                $0.hasPrefix("app_store.retention_messaging.signing_key_file: a promotional offer is signed with the In-App Purchase key")
+            })
+        }
+    }
+
     @Test func notTOMLNamesTheLine() throws {
         let found = try issues("not-toml")
         #expect(found.count == 1)

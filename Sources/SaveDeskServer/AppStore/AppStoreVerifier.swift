@@ -1,6 +1,8 @@
+import Crypto
 import Foundation
 import JWTKit
 import SwiftASN1
+import Synchronization
 @_spi(FixedExpiryValidationTime) import X509
 
 /// Verifies App Store JWS: the x5c chain to a trusted root, Apple's marker OIDs on the leaf and
@@ -15,6 +17,29 @@ struct AppStoreVerifier: Sendable {
     let roots: [Certificate]
     let bundleId: String
     let environment: String
+    /// Chains already validated (Apple signs with the same chain for months): their checks are
+    /// not repeated while every certificate of the chain is within its validity.
+    var validated = ValidatedChains()
+
+    /// x5c headers (the three certificates as sent) that led to a trusted root with Apple's
+    /// markers, with when they stop being valid. At most `capacity`; the oldest go first.
+    final class ValidatedChains: Sendable {
+        static let capacity = 32
+        private let entries = Mutex<[(chain: [String], from: Date, until: Date, leafKey: JWTKeyCollection)]>([])
+
+        /// The leaf's key of a chain validated before, if `time` is within its validity.
+        func leafKey(_ chain: [String], at time: Date) -> JWTKeyCollection? {
+            entries.withLock { $0.first { $0.chain == chain && $0.from <= time && time < $0.until }?.leafKey }
+        }
+
+        func insert(_ chain: [String], from: Date, until: Date, leafKey: JWTKeyCollection) {
+            entries.withLock { entries in
+                entries.removeAll { $0.chain == chain }
+                entries.append((chain, from, until, leafKey))
+                if entries.count > Self.capacity { entries.removeFirst(entries.count - Self.capacity) }
+            }
+        }
+    }
 
     private struct Header: Decodable {
         var alg: String?
@@ -43,28 +68,42 @@ struct AppStoreVerifier: Sendable {
         guard (try? JSONDecoder().decode(Payload.self, from: payloadData)) != nil else {
             throw reject("jws_malformed", "the payload is not a \(Payload.self)")
         }
-        // 2. The chain ends at a trusted root.
-        let verifier: X5CVerifier
-        do { verifier = try X5CVerifier(rootCertificates: roots) } catch {
-            throw reject("jws_untrusted_root", "no trusted App Store root is configured")
+        let leafKey: JWTKeyCollection
+        if let known = self.validated.leafKey(x5c, at: now) {
+            leafKey = known
+        } else {
+            // 2. The chain ends at a trusted root.
+            let verifier: X5CVerifier
+            do { verifier = try X5CVerifier(rootCertificates: roots) } catch {
+                throw reject("jws_untrusted_root", "no trusted App Store root is configured")
+            }
+            let result: CertificateValidationResult
+            do {
+                result = try await verifier.verifyChain(certificates: chain) { RFC5280Policy(fixedExpiryValidationTime: now) }
+            } catch {
+                throw reject("jws_untrusted_root", "the certificate chain could not be checked: \(error)")
+            }
+            guard case .validCertificate(let validated) = result, validated.count == 3, validated.first == chain[0] else {
+                throw reject("jws_untrusted_root", "the certificate chain does not lead to a trusted App Store root in three steps")
+            }
+            // 3. Apple's marker extensions, on the chain as validated (not as the header lists it).
+            guard validated[0].extensions[oid: Self.leafMarker] != nil, validated[1].extensions[oid: Self.intermediateMarker] != nil else {
+                throw reject("jws_missing_marker_oid", "the certificates lack Apple's App Store marker extensions")
+            }
+            guard let key = P256.Signing.PublicKey(validated[0].publicKey), let es256 = try? ES256PublicKey(backing: key) else {
+                throw reject("jws_malformed", "the signing certificate's key is not a P-256 key (ES256)")
+            }
+            leafKey = await JWTKeyCollection().add(ecdsa: es256)
+            // As sent is as validated (leaf, intermediate, root): the same header again is the same chain.
+            if Array(validated) == chain {
+                self.validated.insert(x5c, from: chain.map(\.notValidBefore).max() ?? now, until: chain.map(\.notValidAfter).min() ?? now,
+                                      leafKey: leafKey)
+            }
         }
-        let result: CertificateValidationResult
-        do {
-            result = try await verifier.verifyChain(certificates: chain) { RFC5280Policy(fixedExpiryValidationTime: now) }
-        } catch {
-            throw reject("jws_untrusted_root", "the certificate chain could not be checked: \(error)")
-        }
-        guard case .validCertificate(let validated) = result, validated.count == 3, validated.first == chain[0] else {
-            throw reject("jws_untrusted_root", "the certificate chain does not lead to a trusted App Store root in three steps")
-        }
-        // 3. Apple's marker extensions, on the chain as validated (not as the header lists it).
-        guard validated[0].extensions[oid: Self.leafMarker] != nil, validated[1].extensions[oid: Self.intermediateMarker] != nil else {
-            throw reject("jws_missing_marker_oid", "the certificates lack Apple's App Store marker extensions")
-        }
-        // 4. The signature, by the leaf's key.
+        // 4. The signature, by the leaf's key (every time).
         let payload: Payload
         do {
-            payload = try await verifier.verifyJWS(token, as: Payload.self, validationTime: .fixed(now))
+            payload = try await leafKey.verify(token, as: Payload.self)
         } catch {
             throw reject("jws_bad_signature", "the signature does not match the signed data")
         }
