@@ -70,13 +70,15 @@ enum RetentionBench {
 
     static func report(baseURL: String, operatorKey: String, client: HTTPClient, runs: Int, perRun: Int = 1_000) async throws {
         print("\nApple's cancel page: POST /v1/app-store/retention-message, \(perRun) new signed requests per run over the demo's")
-        print("App Store subscribers (verify, one read, decide, sign an offer, record); goal p99 ≤ 50 ms (Apple waits 700 ms)")
+        print("App Store subscribers (verify, one read, decide, sign an offer; the record is written behind the answer, in batches); goal p99 ≤ 50 ms (Apple waits 700 ms)")
         _ = await post(try await bodies(50, baseURL: baseURL, operatorKey: operatorKey, client: client), baseURL: baseURL, inFlight: 10, client: client)
+        var sent = 50
         for inFlight in [10, 50] {
             var p50s: [Double] = [], p99s: [Double] = [], rates: [Double] = [], failures = 0
             for _ in 0..<runs {
                 let bodies = try await bodies(perRun, baseURL: baseURL, operatorKey: operatorKey, client: client)
                 let result = await post(bodies, baseURL: baseURL, inFlight: inFlight, client: client)
+                sent += bodies.count
                 p50s.append(HostileBench.percentile(result.latencies, 0.5))
                 p99s.append(HostileBench.percentile(result.latencies, 0.99))
                 rates.append(Double(result.latencies.count) / result.seconds)
@@ -90,5 +92,17 @@ enum RetentionBench {
                 + String(format: "p50 %6.2f ms   p99 %6.2f ms median (p99 %.2f–%.2f over %d runs)   %5.0f req/s   failures %d   goal p99 ≤ 50 ms: %@",
                          p50s[p50s.count / 2], p99, p99s.first!, p99s.last!, runs, rates[rates.count / 2], failures, p99 <= 50 ? "met" : "missed"))
         }
+        // The answers do not wait for their records: they are all written all the same.
+        var recorded = 0
+        for _ in 0..<100 {
+            var request = HTTPClientRequest(url: baseURL + "/v1/desk/analytics/retention-messages")
+            request.headers.add(name: "X-ZeroSettle-Key", value: operatorKey)
+            let response = try await client.execute(request, timeout: .seconds(10))
+            let data = Data(buffer: try await response.body.collect(upTo: 1 << 20))
+            recorded = (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["requests"] as? Int ?? 0
+            if recorded >= sent { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        print("  recorded: \(recorded) of the \(sent) requests answered")
     }
 }

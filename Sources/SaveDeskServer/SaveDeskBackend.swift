@@ -260,7 +260,7 @@ public enum SaveDeskBackend {
             headTimeout: TimeAmount(readTimeout), bodyTimeout: TimeAmount(readTimeout * 3), idleTimeout: .seconds(30)
         )
         var services: [any Service] = [
-            StoreLifecycle(store: store),
+            StoreLifecycle(store: store) { [recorder = retentionMessaging.recorder] in await recorder.flush() },
             events,
             // Each job runs once per mode, in a scope of that mode: test and live never mix.
             PeriodicJob(name: Self.purgeJob, interval: options.purgeInterval, logger: logger, board: jobs, metrics: metrics) {

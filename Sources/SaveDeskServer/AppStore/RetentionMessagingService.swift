@@ -20,6 +20,8 @@ final class RetentionMessagingService: Sendable {
     let signer: PromotionalOfferSigner?
     let metrics: ServerMetrics?
     let logger: Logger
+    /// Writes the requests answered, in the background, many per transaction.
+    let recorder: RetentionRecorder
 
     init(store: Store, clock: DataClock, config: ServerConfig, appStore: AppStoreService, signer: PromotionalOfferSigner?,
          metrics: ServerMetrics?, logger: Logger) {
@@ -31,6 +33,8 @@ final class RetentionMessagingService: Sendable {
         self.signer = signer
         self.metrics = metrics
         self.logger = logger
+        self.recorder = RetentionRecorder(logger: logger)
+        recorder.write = { [unowned self] batch in try await self.record(batch) }
     }
 
     /// An answered request: the body sent (nil: no real-time answer) and the record kept.
@@ -81,16 +85,14 @@ final class RetentionMessagingService: Sendable {
             outcome = fallback(verified, livemode: livemode, settings: settings)
         }
         outcome.record.latencyMicros = Self.micros(ContinuousClock.now - started)
-        if !outcome.repeated {
-            // Recorded within what is left of the budget; a slow write goes on after the answer.
+        if !outcome.repeated, !recorder.submit(outcome, requestId: scope.requestId) {
+            // The recorder is full: this one is written now, within what is left of the budget
+            // (a slow write goes on after the answer).
             let record = outcome.record
-            let write = Task { try await self.record(record, scope: scope) }
+            let write = Task { try await self.record([(record, scope.requestId)]) }
             let left = max(.milliseconds(20), budget - (ContinuousClock.now - started))
-            switch await Deadline.value(of: write, within: left) {
-            case .some(.success(let stored)):
-                if let stored { outcome = stored }
-            case .some(.failure(let error)): logger.error("a retention request was answered but not recorded", metadata: ["error": "\(error)"])
-            case .none: logger.warning("a retention request's record is still being written after its answer")
+            if case .some(.failure(let error)) = await Deadline.value(of: write, within: left) {
+                logger.error("a retention request was answered but not recorded", metadata: ["error": "\(error)"])
             }
         }
         metrics?.retentionRequest(outcome: outcome.repeated ? "repeat" : outcome.record.choice,
@@ -123,6 +125,7 @@ final class RetentionMessagingService: Sendable {
     private func decide(
         _ request: AppStoreRetentionRequest, livemode: Bool, settings: ServerConfig.RetentionMessagingSettings
     ) async throws -> Outcome {
+        if let pending = recorder.pending(request.requestIdentifier) { return try repeated(pending.record, request: request) }
         let now = clock.now(livemode: livemode).unixSeconds
         let read = try await store.read { data -> (RetentionRequestRecord?, RetentionMessaging.Facts, String?) in
             if let existing = try await data.retentionMessages.find(requestIdentifier: request.requestIdentifier) {
@@ -140,6 +143,7 @@ final class RetentionMessagingService: Sendable {
                 tenureDays: subscription.map { Int(max(0, now - $0.startedAt) / Seconds.wholeDay) },
                 answeredOptionIds: earlier?.optionIds ?? [], cancelFlows: earlier?.flows ?? 0,
                 offersUsed: try await data.retentionMessages.offersUsed(originalTransactionId: request.originalTransactionId)
+                    .union(recorder.offersShown(originalTransactionId: request.originalTransactionId))
             )
             return (nil, facts, customerId)
         }
@@ -199,19 +203,18 @@ final class RetentionMessagingService: Sendable {
         return Outcome(body: body, record: existing, repeated: true)
     }
 
-    /// Keeps a request and its answer (once: a repeat that raced this one gets its answer), with
-    /// a line on the customer's timeline. Returns the earlier outcome when there was one.
-    private func record(_ record: RetentionRequestRecord, scope: RequestScope) async throws -> Outcome? {
-        try await store.transaction(key: "retention:" + record.requestIdentifier) { data -> Outcome? in
-            if let existing = try await data.retentionMessages.find(requestIdentifier: record.requestIdentifier) {
-                let body = try existing.answer.map { try JSONDecoder().decode(Schemas.RealtimeResponseBody.self, from: Data($0.utf8)) }
-                return Outcome(body: body, record: existing, repeated: true)
+    /// Keeps requests and their answers, one transaction for the lot, each once (one recorded
+    /// meanwhile, by a repeat on another instance, is left as it is), with a line on the customer's
+    /// timeline.
+    func record(_ batch: [(record: RetentionRequestRecord, requestId: String)]) async throws {
+        try await store.transaction(key: "retention-requests") { data in
+            for (record, requestId) in batch {
+                if try await data.retentionMessages.find(requestIdentifier: record.requestIdentifier) != nil { continue }
+                try await data.retentionMessages.insert(record)
+                if let customerId = record.customerId {
+                    try await data.audit.append(try Self.auditRecord(record, customerId: customerId, sentence: shown(record).sentence, requestId: requestId))
+                }
             }
-            try await data.retentionMessages.insert(record)
-            if let customerId = record.customerId {
-                try await data.audit.append(try Self.auditRecord(record, customerId: customerId, sentence: shown(record).sentence, requestId: scope.requestId))
-            }
-            return nil
         }
     }
 
@@ -293,6 +296,84 @@ final class RetentionMessagingService: Sendable {
     }
 }
 
+/// The requests answered and not yet written: the answer does not wait for its record. A single
+/// writer takes up to `batchSize` at a time in one transaction; until it is written, a repeat of a
+/// request is answered from here. At most `capacity` wait: past that, a request is written before
+/// it is answered (`submit` says false). A record is analytics, not money: what waits here when the
+/// process dies is lost, and the queue is flushed when the server stops (`flush`).
+final class RetentionRecorder: Sendable {
+    typealias Entry = (record: RetentionRequestRecord, requestId: String)
+    static let batchSize = 256
+    static let capacity = 8_192
+
+    private struct State {
+        var waiting: [Entry] = []
+        var pending: [String: RetentionMessagingService.Outcome] = [:]
+        var writing = false
+    }
+
+    private let state = Mutex(State())
+    private let logger: Logger
+    /// Set once, by the service that owns it, before any request.
+    nonisolated(unsafe) var write: @Sendable ([Entry]) async throws -> Void = { _ in }
+
+    init(logger: Logger) { self.logger = logger }
+
+    /// An answered request not written yet.
+    func pending(_ requestIdentifier: String) -> RetentionMessagingService.Outcome? {
+        state.withLock { $0.pending[requestIdentifier] }
+    }
+
+    /// The promotional offers answered to a subscriber and not written yet.
+    func offersShown(originalTransactionId: String) -> Set<String> {
+        state.withLock { state in
+            Set(state.pending.values.compactMap { $0.record.originalTransactionId == originalTransactionId ? $0.record.offerIdentifier : nil })
+        }
+    }
+
+    /// Queues an answered request to be written; false when the queue is full.
+    func submit(_ outcome: RetentionMessagingService.Outcome, requestId: String) -> Bool {
+        var repeated = outcome
+        repeated.repeated = true
+        let start = state.withLock { state -> Bool? in
+            guard state.pending.count < Self.capacity else { return nil }
+            state.pending[outcome.record.requestIdentifier] = repeated
+            state.waiting.append((outcome.record, requestId))
+            defer { state.writing = true }
+            return !state.writing
+        }
+        guard let start else { return false }
+        if start { Task { await drain() } }
+        return true
+    }
+
+    /// Writes until nothing waits.
+    func drain() async {
+        while true {
+            let batch = state.withLock { state -> [Entry] in
+                let batch = Array(state.waiting.prefix(Self.batchSize))
+                state.waiting.removeFirst(batch.count)
+                if batch.isEmpty { state.writing = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+            do {
+                try await write(batch)
+            } catch {
+                logger.error("retention requests answered but not recorded", metadata: ["count": "\(batch.count)", "error": "\(error)"])
+            }
+            state.withLock { state in for entry in batch { state.pending[entry.record.requestIdentifier] = nil } }
+        }
+    }
+
+    /// Waits until everything queued so far is written (the server's stop; tests).
+    func flush() async {
+        while state.withLock({ $0.writing || !$0.waiting.isEmpty }) {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}
+
 /// Waiting for a task no longer than a deadline, leaving it running past it (a write that is
 /// slow still commits; the caller decides whether to cancel).
 enum Deadline {
@@ -346,6 +427,8 @@ extension RetentionMessagingService {
         if request.deliver ?? true {
             let apple = RequestScope(actor: "app_store", principal: "app_store", requestId: scope.requestId, livemode: scope.livemode)
             page.shown = shown(try await answer(.init(signedPayload: signed), scope: apple).record)
+            // The demo's next screens (the timeline, the analytics) show it.
+            await recorder.flush()
         }
         return page
     }
