@@ -3,11 +3,11 @@ import Foundation
 import RetentionDomain
 import SaveDeskClient
 
-/// `savedesk analytics cancel-flow|switch-and-save`.
+/// `savedesk analytics cancel-flow|switch-and-save|cancel-page`.
 struct AnalyticsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "analytics", abstract: "How cancel flows end; the switch-and-save funnel.",
-        subcommands: [CancelFlowView.self, SwitchAndSaveView.self]
+        commandName: "analytics", abstract: "How cancel flows end; the switch-and-save funnel; what Apple's cancel page showed.",
+        subcommands: [CancelFlowView.self, SwitchAndSaveView.self, CancelPageView.self]
     )
 
     /// `--from` and `--to` as dates (YYYY-MM-DD, UTC midnight) or ISO-8601 times.
@@ -64,6 +64,29 @@ struct AnalyticsCommand: AsyncParsableCommand {
                 output.table(["VARIANT", "IMPRESSIONS", "CONVERSIONS", "COMPLETED", "RATE"], ([("all", report.funnel)] + report.variants.map {
                     ($0.variantId.isEmpty ? "(none)" : $0.variantId, $0.funnel)
                 }).map { [$0.0, "\($0.1.impressions)", "\($0.1.conversions)", "\($0.1.completed)", "\(Int(($0.1.conversionRate * 100).rounded()))%"] })
+            }
+        }
+    }
+
+    struct CancelPageView: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "cancel-page", abstract: "What Apple's cancel page showed, and the save rates (the holdout's too)."
+        )
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var range: Range
+
+        func run() async throws {
+            let (global, range) = (global, range)
+            try await Console.run(global) { app, output in
+                let (from, to) = try range.dates()
+                let report = try await app.client.retentionMessageAnalytics(from: from, to: to)
+                output.document(report)
+                func row(_ label: String, _ figures: Wire.RetentionMessageFigures) -> [String] {
+                    [label, "\(figures.shown)", "\(figures.saved)", "\(figures.redeemed)", "\(Int((figures.saveRate * 100).rounded()))%"]
+                }
+                output.table(["SHOWN", "REQUESTS", "SAVED", "REDEEMED", "SAVE RATE"], report.messages.map {
+                    row("\($0.kind) \($0.messageId ?? "")", $0.figures)
+                } + [row("everyone answered", report.answered), row("holdout (no answer)", report.holdout)])
             }
         }
     }

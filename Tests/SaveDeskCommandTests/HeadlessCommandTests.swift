@@ -89,6 +89,10 @@ struct HeadlessCommandTests {
         try Golden.check(ineligible.stdout, "flow-switch-ineligible.json")
         let funnel = try await server.run(["analytics", "switch-and-save", "--json"])
         try Golden.check(funnel.stdout, "analytics-switch-and-save.json")
+        // Apple's cancel page: nothing asked yet, every row says so.
+        let page = try await server.run(["analytics", "cancel-page"])
+        #expect(page.status == 0, "\(page.stderr)")
+        #expect(page.stdout.contains("holdout (no answer)") && page.stdout.contains("SAVE RATE"), "\(page.stdout)")
     }
 
     @Test func customersListShowAnalyticsAndClock() async throws {
