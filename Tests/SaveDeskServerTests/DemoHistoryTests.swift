@@ -49,6 +49,7 @@ struct DemoHistoryTests {
         #expect(pages.holdout.shown > 0 && pages.answered.shown > 5 * pages.holdout.shown, "\(pages)")
         #expect(pages.messages.allSatisfy { $0.figures.shown > 0 && $0.figures.saveRate > 0 && $0.messageText != nil }, "\(pages.messages)")
         #expect(pages.answered.redeemed > 0)
+        #expect(pages.answered.saveRate > pages.holdout.saveRate, "the demo's answers save more than Apple's default: \(pages)")
 
         // The generated customers are whole: their screens load, and search finds them.
         let page = try await server.desk.searchCustomers(query: .init(query: "history.example", perPage: 100)).ok.body.json

@@ -371,12 +371,16 @@ public enum DemoHistory {
             var record = RetentionMessagingService.record(request, livemode: false, customerId: subscription.customerId, receivedAt: at, choice: choice)
             record.latencyMicros = Int64(700 + rng.below(3_000))
             if record.offerIdentifier != nil, subscription.willRenew, rng.chance(0.7) { record.redeemedAt = min(now, at + Int64(1 + rng.below(20)) * day) }
-            // Some of those shown the cheaper plan took it there and then (renewal back on, on Basic).
-            if let storeId = record.alternateProductId, let basic = config.product(appStoreProductId: storeId),
-                subscription.status == Entitlement.Status.active.wireValue, rng.chance(0.5)
-            {
+            // Some of the held-out subscribers who were still renewing went on to cancel on Apple's
+            // default page: the lift the answers are measured against.
+            if choice == .holdout, subscription.willRenew, rng.chance(0.4) { batch.subscriptions[index].willRenew = false }
+            // Most of those shown the cheaper plan took it there and then: on Basic, renewing.
+            if let storeId = record.alternateProductId, let basic = config.product(appStoreProductId: storeId), rng.chance(0.6) {
                 batch.subscriptions[index].productId = basic.id
                 batch.subscriptions[index].willRenew = true
+                batch.subscriptions[index].status = Entitlement.Status.active.wireValue
+                batch.subscriptions[index].expirationIntent = nil
+                batch.subscriptions[index].currentPeriodEnd = now + Int64(1 + rng.below(28)) * day
                 batch.subscriptions[index].priceMicros = basic.appStorePrice?.amountMicros ?? subscription.priceMicros
             }
             batch.retentionRequests.append(record)
