@@ -46,19 +46,29 @@ struct CommandRunner {
     func stop() async { await running.stopAndHoldPort() }
 
     /// A customer written straight into the server's database (a name no form would accept).
+    /// Writes a customer straight into the running server's database (data no API would take).
+    /// A second writer on a SQLite file the server also writes can find it locked for longer than
+    /// its busy timeout on a loaded machine: it tries again, a few times.
     func insertCustomer(id: String, name: String) async throws {
-        let store = try await Store.open(path: TestDatabase.location(in: directory),
-                                         logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
-        do {
-            try await store.sqlTransaction { db in
-                try await db.insert(CustomerRecord(id: id, name: name, email: "evil@example.com", country: nil,
-                                                   createdAt: Int64(Self.now.timeIntervalSince1970), cardFailing: false), into: "customers")
+        for attempt in 1... {
+            do {
+                let store = try await Store.open(path: TestDatabase.location(in: directory),
+                                                 logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+                do {
+                    try await store.sqlTransaction { db in
+                        try await db.insert(CustomerRecord(id: id, name: name, email: "evil@example.com", country: nil,
+                                                           createdAt: Int64(Self.now.timeIntervalSince1970), cardFailing: false), into: "customers")
+                    }
+                } catch {
+                    await store.close()
+                    throw error
+                }
+                await store.close()
+                return
+            } catch where attempt < 5 && "\(error)".contains("busy") {
+                continue
             }
-        } catch {
-            await store.close()
-            throw error
         }
-        await store.close()
     }
 
     /// The environment of a clean account: no profiles, this server, this key, state in the

@@ -202,7 +202,13 @@ struct ScreenSnapshotTests {
     }
 
     @Test func errorsShowAsToastsAndTooSmallSaysSo() async throws {
-        let h = try await Harness.start(timeout: .seconds(2))
+        // The default timeout: a stopped server's port is held, so calls to it are refused at once;
+        // a short one could run out while a loaded machine answers the first screen.
+        let h = try await Harness.start()
+        // The first screen whole (the session, the list) before the server goes (polled, bounded).
+        for _ in 0..<400 where !(h.text().contains("16 customers") && h.text().contains("Marco (support)")) {
+            try await Task.sleep(for: .milliseconds(25))
+        }
         await h.stop()
         await h.press(.character("/"))
         await h.type("ben")
