@@ -26,7 +26,10 @@ struct Harness {
     ) async throws -> Harness {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-tui-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let config = try ConfigReader.load(file: try #require(DemoSeed.demoConfigPath))
+        var config = try ConfigReader.load(file: try #require(DemoSeed.demoConfigPath))
+        // Apple's cancel page decides within a deadline; a loaded test machine must not turn the
+        // demo device's answer into the default message (the deadline has its own tests).
+        config.appStore?.retentionMessaging?.deadlineMilliseconds = 600_000
         let database = directory.appendingPathComponent("savedesk.sqlite").path
         _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: database, now: now)
         if history { _ = try await DemoHistory.apply(config: config, databasePath: database, now: now) }
