@@ -98,6 +98,16 @@ public enum RetentionMessaging {
         }
 
         public func message(_ id: String) -> Message? { messages.first { $0.id == id } }
+
+        /// Message `id` as approved for a customer's locale: the message, Apple's identifier and
+        /// the locale it was approved for; nil when it has none for that locale nor the fallback.
+        public func approved(_ id: String, for userLocale: String) -> (message: Message, identifier: String, locale: String)? {
+            guard let message = message(id),
+                let locale = RetentionMessaging.locale(for: userLocale, available: message.identifiers.keys, fallback: fallbackLocale),
+                let identifier = message.identifiers[locale]
+            else { return nil }
+            return (message, identifier, locale)
+        }
     }
 
     /// What the server knows of the subscriber when Apple asks. Nil facts are unknown (a
@@ -182,11 +192,9 @@ public enum RetentionMessaging {
     ) -> Choice {
         if inHoldout(originalTransactionId: originalTransactionId, percent: settings.holdoutPercent) { return .holdout }
         func answer(_ messageId: String, rule: String?, offer: Offer) -> Choice? {
-            guard let message = settings.message(messageId),
-                let locale = locale(for: userLocale, available: message.identifiers.keys, fallback: settings.fallbackLocale),
-                let identifier = message.identifiers[locale]
-            else { return nil }
-            return .answer(rule: rule, message: message, messageIdentifier: identifier, locale: locale, offer: offer)
+            settings.approved(messageId, for: userLocale).map {
+                .answer(rule: rule, message: $0.message, messageIdentifier: $0.identifier, locale: $0.locale, offer: offer)
+            }
         }
         for rule in settings.rules where holds(rule.conditions, offer: rule.offer, facts: facts) {
             if let chosen = answer(rule.messageId, rule: rule.name, offer: rule.offer) { return chosen }

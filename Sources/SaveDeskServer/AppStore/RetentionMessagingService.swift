@@ -33,8 +33,10 @@ final class RetentionMessagingService: Sendable {
         self.signer = signer
         self.metrics = metrics
         self.logger = logger
-        self.recorder = RetentionRecorder(logger: logger)
-        recorder.write = { [unowned self] batch in try await self.record(batch) }
+        let settings = config.appStore?.retentionMessaging
+        self.recorder = RetentionRecorder(logger: logger) { batch in
+            try await Self.record(batch, store: store, settings: settings, config: config)
+        }
     }
 
     /// An answered request: the body sent (nil: no real-time answer) and the record kept.
@@ -89,7 +91,9 @@ final class RetentionMessagingService: Sendable {
             // The recorder is full: this one is written now, within what is left of the budget
             // (a slow write goes on after the answer).
             let record = outcome.record
-            let write = Task { try await self.record([(record, scope.requestId)]) }
+            let write = Task { [store, settings, config] in
+                try await Self.record([(record, scope.requestId)], store: store, settings: settings, config: config)
+            }
             let left = max(.milliseconds(20), budget - (ContinuousClock.now - started))
             if case .some(.failure(let error)) = await Deadline.value(of: write, within: left) {
                 logger.error("a retention request was answered but not recorded", metadata: ["error": "\(error)"])
@@ -159,12 +163,9 @@ final class RetentionMessagingService: Sendable {
         let now = clock.now(livemode: livemode).unixSeconds
         var record = Self.record(request, livemode: livemode, customerId: nil, receivedAt: now, choice: "fallback")
         var body: Schemas.RealtimeResponseBody?
-        if let id = settings.decision.defaultMessageId, let message = settings.decision.message(id),
-            let locale = RetentionMessaging.locale(for: request.userLocale, available: message.identifiers.keys, fallback: settings.decision.fallbackLocale),
-            let identifier = message.identifiers[locale]
-        {
+        if let id = settings.decision.defaultMessageId, let approved = settings.decision.approved(id, for: request.userLocale) {
             record.messageKey = id
-            body = Schemas.RealtimeResponseBody(message: .init(messageIdentifier: identifier))
+            body = Schemas.RealtimeResponseBody(message: .init(messageIdentifier: approved.identifier))
         }
         record.answer = body.flatMap { try? Self.encode($0) }
         return Outcome(body: body, record: record)
@@ -206,13 +207,17 @@ final class RetentionMessagingService: Sendable {
     /// Keeps requests and their answers, one transaction for the lot, each once (one recorded
     /// meanwhile, by a repeat on another instance, is left as it is), with a line on the customer's
     /// timeline.
-    func record(_ batch: [(record: RetentionRequestRecord, requestId: String)]) async throws {
+    static func record(
+        _ batch: [(record: RetentionRequestRecord, requestId: String)], store: Store, settings: ServerConfig.RetentionMessagingSettings?,
+        config: ServerConfig
+    ) async throws {
         try await store.transaction(key: "retention-requests") { data in
             for (record, requestId) in batch {
                 if try await data.retentionMessages.find(requestIdentifier: record.requestIdentifier) != nil { continue }
                 try await data.retentionMessages.insert(record)
                 if let customerId = record.customerId {
-                    try await data.audit.append(try Self.auditRecord(record, customerId: customerId, sentence: shown(record).sentence, requestId: requestId))
+                    try await data.audit.append(try Self.auditRecord(record, customerId: customerId, sentence: shown(record, settings: settings, config: config).sentence,
+                                                                   requestId: requestId))
                 }
             }
         }
@@ -230,10 +235,7 @@ final class RetentionMessagingService: Sendable {
         let offer = record.offerIdentifier ?? record.alternateProductId.map { id in config.product(appStoreProductId: id)?.displayName ?? id }
         var sentence = RetentionMessaging.shownSentence(kind: kind, messageText: message?.text, offer: offer)
         if record.choice == "fallback", message != nil { sentence += " (the default: no decision in time)" }
-        let identifier = message.flatMap { message in
-            RetentionMessaging.locale(for: record.userLocale, available: message.identifiers.keys, fallback: settings?.decision.fallbackLocale ?? "")
-                .flatMap { message.identifiers[$0] }
-        }
+        let identifier = record.messageKey.flatMap { settings?.decision.approved($0, for: record.userLocale)?.identifier }
         return Schemas.CancelPageShown(
             kind: .init(rawValue: record.choice) ?? .none, sentence: sentence, rule: record.rule, messageId: record.messageKey,
             messageText: message?.text, messageIdentifier: identifier, offerIdentifier: record.offerIdentifier,
@@ -314,10 +316,13 @@ final class RetentionRecorder: Sendable {
 
     private let state = Mutex(State())
     private let logger: Logger
-    /// Set once, by the service that owns it, before any request.
-    nonisolated(unsafe) var write: @Sendable ([Entry]) async throws -> Void = { _ in }
+    /// Writes one batch in one transaction.
+    private let write: @Sendable ([Entry]) async throws -> Void
 
-    init(logger: Logger) { self.logger = logger }
+    init(logger: Logger, write: @escaping @Sendable ([Entry]) async throws -> Void) {
+        self.logger = logger
+        self.write = write
+    }
 
     /// An answered request not written yet.
     func pending(_ requestIdentifier: String) -> RetentionMessagingService.Outcome? {
