@@ -19,13 +19,13 @@ VENV_STAMP := $(VENV)/.installed-$(shell echo '$(PYTHON_PACKAGES)' | cksum | cut
 # The bench's own throwaway venv: Textual, the TUI peer (Benchmarks/textual/customers.py).
 BENCH_VENV := .build/bench-python
 
-.PHONY: test build deps bench bench-tui demo fuzz fuzz-long postgres-demo test-postgres
+.PHONY: test build deps bench-deps bench bench-tui demo fuzz fuzz-long postgres-demo test-postgres
 
-# Installs whatever of APT_PACKAGES is missing: with apt-get as root, with sudo where it works
-# without a password, otherwise prints the one command to run and stops.
-deps:
+# Installs whatever of a list of Debian packages is missing: with apt-get as root, with sudo where
+# it works without a password, otherwise prints the one command to run and stops.
+define install_missing
 	@missing=""; \
-	for pkg in $(APT_PACKAGES); do \
+	for pkg in $(1); do \
 	  dpkg-query -W -f='$${Status}' "$$pkg" 2>/dev/null | grep -q "ok installed" || missing="$$missing $$pkg"; \
 	done; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
@@ -39,6 +39,29 @@ deps:
 	  echo "  sudo apt-get install -y$$missing"; \
 	  exit 1; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(APT_PACKAGES))
+
+# The bench's compiled TUI peers, built offline from Debian's packages: Bubble Tea (Go) and tui-rs
+# (Rust, with Debian's vendored crate registry: Benchmarks/tui-rs/.cargo/config.toml, read from the
+# folder cargo runs in); cargo itself from Debian only where none is on PATH.
+BENCH_APT_PACKAGES := golang-go golang-github-charmbracelet-bubbletea-dev librust-tui-dev librust-crossterm-dev librust-serde-json-dev \
+  $(if $(shell command -v cargo),,cargo)
+PEERS := .build-peers
+
+bench-deps: deps
+	$(call install_missing,$(BENCH_APT_PACKAGES))
+
+$(PEERS)/bubbletea: Benchmarks/bubbletea/main.go | bench-deps
+	mkdir -p $(PEERS)
+	cd Benchmarks/bubbletea && GO111MODULE=off GOPATH=/usr/share/gocode GOPROXY=off GOFLAGS= \
+	  GOCACHE=$(abspath $(PEERS))/go-cache go build -o $(abspath $@) main.go
+
+$(PEERS)/tui-rs: Benchmarks/tui-rs/src/main.rs Benchmarks/tui-rs/Cargo.toml | bench-deps
+	cd Benchmarks/tui-rs && CARGO_TARGET_DIR=$(abspath $(PEERS))/cargo-target cargo build --release --quiet
+	cp $(PEERS)/cargo-target/release/customers $@
 
 build: deps
 	$(SWIFT) build
@@ -89,19 +112,20 @@ fuzz-long: deps $(VENV_STAMP)
 # Performance figures (not a test): backend req/s and p50/p99 for GET cancel-flow config, a
 # durable mutation (SQLite; PostgreSQL with one and two instances) and customer search, next to a
 # bare Hummingbird route in the same run; the cancel-flow funnel over 10M responses on both
-# engines; the terminal UI next to Textual. Release build; a throwaway PostgreSQL cluster.
-bench: deps $(BENCH_VENV)/.installed
+# engines; the terminal UI next to Textual, Bubble Tea and tui-rs. Release build; a throwaway PostgreSQL cluster.
+bench: deps $(BENCH_VENV)/.installed $(PEERS)/bubbletea $(PEERS)/tui-rs
 	$(SWIFT) build -c release --product savedesk-bench
 	$(SWIFT) build -c release --product savedesk && $(SWIFT) build -c release --product savedesk-server
 	scripts/with-postgres.sh $$($(SWIFT) build -c release --show-bin-path)/savedesk-bench --seconds 5 --runs 5 --concurrency 16 \
-	  --textual-python $(abspath $(BENCH_VENV))/bin/python
+	  --textual-python $(abspath $(BENCH_VENV))/bin/python --bubbletea $(abspath $(PEERS))/bubbletea --tui-rs $(abspath $(PEERS))/tui-rs
 
 # The terminal UI figures alone (first frame with data, memory, key to frame, bytes per move),
-# next to the same screen in Textual.
-bench-tui: deps $(BENCH_VENV)/.installed
+# next to the same screen in Textual, Bubble Tea and tui-rs.
+bench-tui: deps $(BENCH_VENV)/.installed $(PEERS)/bubbletea $(PEERS)/tui-rs
 	$(SWIFT) build -c release --product savedesk-bench
 	$(SWIFT) build -c release --product savedesk && $(SWIFT) build -c release --product savedesk-server
-	$$($(SWIFT) build -c release --show-bin-path)/savedesk-bench --tui-only --textual-python $(abspath $(BENCH_VENV))/bin/python
+	$$($(SWIFT) build -c release --show-bin-path)/savedesk-bench --tui-only --textual-python $(abspath $(BENCH_VENV))/bin/python \
+	  --bubbletea $(abspath $(PEERS))/bubbletea --tui-rs $(abspath $(PEERS))/tui-rs
 
 $(BENCH_VENV)/.installed:
 	python3 -m venv $(BENCH_VENV)

@@ -2,9 +2,10 @@ import CBenchPTY
 import Foundation
 
 /// The terminal UI measured as a person sees it: `savedesk tui` in a pseudo-terminal of a given
-/// size, keys written to it, the frames it draws read back; and, side by side in the same run, a
-/// Textual app of the same screen (Benchmarks/textual/customers.py: the same first page of
-/// customers from the same server, a search field, the list, the page footer).
+/// size, keys written to it, the frames it draws read back; and, side by side in the same run, the
+/// same screen in Textual (Benchmarks/textual/customers.py), Bubble Tea (Benchmarks/bubbletea) and
+/// tui-rs (Benchmarks/tui-rs): the same first page of customers from the same server, a search
+/// line, the list, the page footer.
 /// - first frame: from spawning the process to its first drawn output;
 /// - first frame with data: to the first customer's name in the list ("Thompson", Ava's: a word
 ///   the terminal writes whole, where a footer that only changes its count is redrawn in part);
@@ -22,7 +23,7 @@ enum TUIBench {
         var failures: Int
     }
 
-    /// One of the two apps: how to start it.
+    /// One of the apps: how to start it.
     struct Subject {
         var name: String
         var argv: [String]
@@ -126,13 +127,14 @@ enum TUIBench {
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
     }
 
-    /// Both apps at 80×24 (and SaveDesk at 200×60), three runs each, side by side with the goals.
-    static func report(binary: String, textualPython: String?, textualApp: String, server: String, key: String) {
-        print("\nterminal UI in a pseudo-terminal, side by side with Textual (the same screen and data); 3 runs, median (min–max)")
+    /// SaveDesk at 80×24 and 200×60, and each peer at 80×24, three runs each, side by side with
+    /// the goals: Textual (Python), and the compiled peers Bubble Tea (Go) and tui-rs (Rust), which
+    /// `make bench-tui` builds offline from Debian's packages.
+    static func report(binary: String, peers: [Subject], server: String, key: String) {
+        print("\nterminal UI in a pseudo-terminal, side by side with its peers (the same screen and data); 3 runs, median (min–max)")
         let savedesk = Subject(name: "savedesk tui", argv: [binary, "tui", "--server", server, "--key", key])
-        let textual = textualPython.map { Subject(name: "Textual", argv: [$0, textualApp, "--server", server, "--key", key]) }
         var at80: [String: Summary] = [:]
-        for (subject, sizes) in [(savedesk, [(80, 24), (200, 60)])] + (textual.map { [($0, [(80, 24)])] } ?? []) {
+        for (subject, sizes) in [(savedesk, [(80, 24), (200, 60)])] + peers.map({ ($0, [(80, 24)]) }) {
             for (width, height) in sizes {
                 guard let summary = measure(subject, width: width, height: height) else { continue }
                 print(summary.line)
@@ -142,12 +144,40 @@ enum TUIBench {
         guard let ours = at80[savedesk.name] else { return }
         print(String(format: "goals at 80×24: key → frame median %.2f ms (≤ 0.5), p99 %.2f ms (≤ 2) · %d bytes per move (≤ 24)",
                      ours.keyMedian, ours.keyP99, ours.bytesMedian))
-        guard let theirs = textual.flatMap({ at80[$0.name] }) else {
-            print("Textual: not measured (make bench installs it into a throwaway venv and passes --textual-python)")
-            return
+        for name in [Peer.textual, Peer.bubbleTea, Peer.tuiRS] {
+            guard let theirs = at80[name] else {
+                print("\(name): not measured (make bench-tui builds it and passes its path)")
+                continue
+            }
+            print(comparison(ours, theirs, name: name))
         }
-        print(String(format: "vs Textual: first frame with data %.1f× faster (goal ≥ 10×) · peak RSS %.2f× Textual's (goal ≤ 0.6×: %.1f MB vs %.1f MB)",
-                     theirs.dataMedian / ours.dataMedian, ours.rssMB / theirs.rssMB, ours.rssMB, theirs.rssMB))
+    }
+
+    /// The peers' names, as the report prints them.
+    enum Peer {
+        static let textual = "Textual"
+        static let bubbleTea = "Bubble Tea"
+        static let tuiRS = "tui-rs"
+    }
+
+    /// One peer against SaveDesk at 80×24: each figure, its ratio, and whether the goal is met.
+    /// Textual: ≥ 10× faster to data, ≤ 0.6× its memory. Bubble Tea: at or ahead on data, key →
+    /// frame and bytes, at or below its memory. tui-rs: at or ahead on the same; its memory is the
+    /// floor to approach.
+    static func comparison(_ ours: Summary, _ theirs: Summary, name: String) -> String {
+        func mark(_ met: Bool) -> String { met ? "met" : "NOT met" }
+        let data = theirs.dataMedian / ours.dataMedian
+        let memory = ours.rssMB / theirs.rssMB
+        if name == Peer.textual {
+            return String(format: "vs Textual: first frame with data %.1f× faster (goal ≥ 10×: %@) · peak RSS %.2f× Textual's (goal ≤ 0.6×: %.1f MB vs %.1f MB: %@)",
+                          data, mark(data >= 10), memory, ours.rssMB, theirs.rssMB, mark(memory <= 0.6))
+        }
+        let ahead = ours.dataMedian <= theirs.dataMedian && ours.keyMedian <= theirs.keyMedian && ours.keyP99 <= theirs.keyP99
+            && ours.bytesMedian <= theirs.bytesMedian
+        let rssGoal = name == Peer.bubbleTea ? "goal ≤ 1×: \(mark(memory <= 1))" : "the floor to approach"
+        return String(format: "vs %@: first frame with data %.1f vs %.1f ms (%.2f×) · key → frame median %.2f vs %.2f ms, p99 %.2f vs %.2f ms · bytes per move %d vs %d (goal: at or ahead on all: %@) · peak RSS %.1f vs %.1f MB (%.2f×; %@)",
+                      name, ours.dataMedian, theirs.dataMedian, data, ours.keyMedian, theirs.keyMedian, ours.keyP99, theirs.keyP99,
+                      ours.bytesMedian, theirs.bytesMedian, mark(ahead), ours.rssMB, theirs.rssMB, memory, rssGoal)
     }
 
     struct Summary {

@@ -288,20 +288,20 @@ if funnelCount > 0 {
 }
 // The terminal UI, against this process's server (the savedesk binary is built next to this one).
 let savedeskBinary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("savedesk").path
-let textualApp = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("textual/customers.py").path
+let benchmarks = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+let operatorServer = ["--server", savedesk.baseURL, "--key", "sk_test_savedesk_demo_marco_0001"]
+/// The peers `make bench-tui` passes: `--textual-python`, `--bubbletea` and `--tui-rs` (binaries).
+let peers: [TUIBench.Subject] = [
+    stringArgument("--textual-python").map {
+        TUIBench.Subject(name: TUIBench.Peer.textual, argv: [$0, benchmarks.appendingPathComponent("textual/customers.py").path] + operatorServer)
+    },
+    stringArgument("--bubbletea").map { TUIBench.Subject(name: TUIBench.Peer.bubbleTea, argv: [$0] + operatorServer) },
+    stringArgument("--tui-rs").map { TUIBench.Subject(name: TUIBench.Peer.tuiRS, argv: [$0] + operatorServer) },
+].compactMap { $0 }
 if hostileOnly || eventsOnly || retentionOnly {
     // the hostile-bodies, the event stream's or the cancel page's rows alone
 } else if FileManager.default.isExecutableFile(atPath: savedeskBinary) {
-    TUIBench.report(binary: savedeskBinary, textualPython: stringArgument("--textual-python"), textualApp: textualApp,
-                    server: savedesk.baseURL, key: "sk_test_savedesk_demo_marco_0001")
+    TUIBench.report(binary: savedeskBinary, peers: peers, server: savedesk.baseURL, key: "sk_test_savedesk_demo_marco_0001")
 } else {
     print("\nterminal UI: \(savedeskBinary) is missing (make bench builds it)")
 }
-try await client.shutdown()
-bareTask.cancel()
-await savedesk.stop()
-await savedeskNormal.stop()
-await savedeskSearch.stop()
-for instance in postgresInstances { await instance.stop() }
-try? FileManager.default.removeItem(at: directory)
