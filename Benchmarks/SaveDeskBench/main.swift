@@ -46,14 +46,34 @@ func stringArgument(_ name: String) -> String? {
     return arguments[index + 1]
 }
 
-/// `--tui-only`: the terminal UI figures alone (no HTTP, search or funnel scenarios).
-let tuiOnly = CommandLine.arguments.contains("--tui-only")
-/// `--hostile-only`: the hostile-bodies row alone.
-let hostileOnly = CommandLine.arguments.contains("--hostile-only")
-/// `--events-only`: the event stream's rows alone.
-let eventsOnly = CommandLine.arguments.contains("--events-only")
-/// `--retention-only`: Apple's cancel page rows alone.
-let retentionOnly = CommandLine.arguments.contains("--retention-only")
+/// The bench's parts; `--only a,b` runs only those (by default, all). `--tui-only`,
+/// `--hostile-only`, `--events-only` and `--retention-only` are `--only` of one part.
+enum Part: String, CaseIterable {
+    /// GET cancel-flow next to a bare Hummingbird route.
+    case http
+    /// The durable mutation: SQLite FULL and NORMAL, PostgreSQL one and two instances.
+    case writes
+    /// Customer search at 100k and 1M customers, and the import that brings the first 100k.
+    case search
+    /// The event stream's subscribers and fan-out.
+    case events
+    /// Apple's cancel page.
+    case retention
+    /// Hostile request bodies, with the rate limits on.
+    case hostile
+    /// The cancel-flow funnel over 10M responses.
+    case funnel
+    /// The terminal UI and its peers.
+    case tui
+}
+let parts: Set<Part> = {
+    for part in [Part.tui, .hostile, .events, .retention] where CommandLine.arguments.contains("--\(part.rawValue)-only") { return [part] }
+    guard let list = stringArgument("--only") else { return Set(Part.allCases) }
+    return Set(list.split(separator: ",").map { name in
+        guard let part = Part(rawValue: String(name)) else { fatalError("--only: unknown part \(name) (\(Part.allCases.map(\.rawValue)))") }
+        return part
+    })
+}()
 let seconds = Double(argument("--seconds", default: 4))
 let concurrency = argument("--concurrency", default: 16)
 let runs = argument("--runs", default: 3)
@@ -140,20 +160,33 @@ let savedeskNormal = try await SaveDeskBackend.start(
     config: config, databasePath: normalDatabase, options: .init(testClock: true, durability: .normal)
 )
 
-// Customer search over 100,000 more customers (test mode, each with a subscription).
-let searchCount = tuiOnly || hostileOnly || eventsOnly || retentionOnly ? 0 : argument("--search-customers", default: 100_000)
-let searchDatabase = directory.appendingPathComponent("bench-search.sqlite").path
-_ = try await DemoSeed.apply(file: seedPath, config: config, databasePath: searchDatabase)
-// The customers come in as an operator brings them: `savedesk-server import customers` of a CSV.
+// Customer search over 100,000 more customers (test mode, each with a subscription), and over
+// 1,000,000 in a second database.
+let searchCount = !parts.contains(.search) ? 0 : argument("--search-customers", default: 100_000)
+let largeSearchCount = !parts.contains(.search) ? 0 : argument("--search-customers-large", default: 1_000_000)
+/// The search servers: the label the rows carry, and where each runs.
+var searchServers: [(label: String, baseURL: String)] = []
 var importFigure: String?
 if searchCount > 0 {
+    let searchDatabase = directory.appendingPathComponent("bench-search.sqlite").path
+    _ = try await DemoSeed.apply(file: seedPath, config: config, databasePath: searchDatabase)
+    // The customers come in as an operator brings them: `savedesk-server import customers` of a CSV.
     let (importSeconds, imported) = try await ImportBench.run(count: searchCount, databasePath: searchDatabase, directory: directory)
     guard imported.succeeded, imported.created == searchCount else { fatalError("the import failed: \(imported.problems.prefix(3))") }
     importFigure = String(format: "import customers, CSV → SQLite (synchronous=FULL), %dk rows: %.1f s, %.0f rows/s (target: 100k in < 60 s; one run)",
                           searchCount / 1000, importSeconds, Double(searchCount) / importSeconds)
+    try await SearchBench.generate(count: searchCount, databasePath: searchDatabase, withCustomers: false)
+    searchServers.append(("\(searchCount / 1000)k", try await SaveDeskBackend.start(config: config, databasePath: searchDatabase).baseURL))
 }
-try await SearchBench.generate(count: searchCount, databasePath: searchDatabase, withCustomers: false)
-let savedeskSearch = try await SaveDeskBackend.start(config: config, databasePath: searchDatabase)
+if largeSearchCount > 0 {
+    // At this size the import would take minutes of the bench's run: the bulk loader writes the
+    // same customers (the search index follows by its triggers).
+    let largeDatabase = directory.appendingPathComponent("bench-search-large.sqlite").path
+    _ = try await DemoSeed.apply(file: seedPath, config: config, databasePath: largeDatabase)
+    try await SearchBench.generate(count: largeSearchCount, databasePath: largeDatabase)
+    let label = largeSearchCount >= 1_000_000 ? "\(largeSearchCount / 1_000_000)M" : "\(largeSearchCount / 1000)k"
+    searchServers.append((label, try await SaveDeskBackend.start(config: config, databasePath: largeDatabase).baseURL))
+}
 
 // PostgreSQL (when the run has a cluster: `make bench` starts one): two instances on one database.
 let postgresURL = ProcessInfo.processInfo.environment["SAVEDESK_TEST_POSTGRES"].map { $0 + "/postgres" }
@@ -188,28 +221,30 @@ let spreadRespondBody: @Sendable (Int) -> String = { n in
     let customer = FunnelBench.customers[n % FunnelBench.customers.count]
     return #"{"user_id":"\#(customer)","product_id":"premium_monthly","outcome":"retained","offer_shown":true,"offer_accepted":true,"pause_shown":false,"pause_accepted":false,"last_step_seen":3,"answers":[{"question_id":1,"selected_option_id":11}]}"#
 }
-let postgresScenarios: [(Scenario, [String])] = postgresInstances.isEmpty ? [] : [
-    (Scenario(name: "POST respond, PostgreSQL, one instance", method: .POST, path: "/v1/iap/cancel-flow/respond",
-              body: spreadRespondBody, headers: key), [postgresInstances[0].baseURL]),
-    (Scenario(name: "POST respond, PostgreSQL, two instances", method: .POST, path: "/v1/iap/cancel-flow/respond",
-              body: spreadRespondBody, headers: key), postgresInstances.map(\.baseURL)),
+let respond = "/v1/iap/cancel-flow/respond"
+/// Each scenario with its part of the bench and the servers it runs on.
+var scenarios: [(Part, Scenario, [String])] = [
+    (.http, Scenario(name: "bare Hummingbird GET /bare", method: .GET, path: "/bare", body: nil, headers: []), [bareURL]),
+    (.http, Scenario(name: "GET /v1/iap/cancel-flow", method: .GET, path: "/v1/iap/cancel-flow", body: nil, headers: key), [savedesk.baseURL]),
+    (.writes, Scenario(name: "POST cancel-flow/respond (synchronous=FULL)", method: .POST, path: respond, body: respondBody, headers: key),
+     [savedesk.baseURL]),
+    (.writes, Scenario(name: "POST cancel-flow/respond (synchronous=NORMAL)", method: .POST, path: respond, body: respondBody, headers: key),
+     [savedeskNormal.baseURL]),
 ]
-let scenarios: [(Scenario, [String])] = [
-    (Scenario(name: "bare Hummingbird GET /bare", method: .GET, path: "/bare", body: nil, headers: []), [bareURL]),
-    (Scenario(name: "GET /v1/iap/cancel-flow", method: .GET, path: "/v1/iap/cancel-flow", body: nil, headers: key), [savedesk.baseURL]),
-    (Scenario(name: "POST cancel-flow/respond (synchronous=FULL)", method: .POST, path: "/v1/iap/cancel-flow/respond",
-              body: respondBody, headers: key), [savedesk.baseURL]),
-    (Scenario(name: "POST cancel-flow/respond (synchronous=NORMAL)", method: .POST, path: "/v1/iap/cancel-flow/respond",
-              body: respondBody, headers: key), [savedeskNormal.baseURL]),
-    (Scenario(name: "GET customers?query=<an email> (\(searchCount / 1000)k)", method: .GET,
-              path: "/v1/desk/customers?query=customer4242%40bench&per_page=15", body: nil, headers: operatorKey), [savedeskSearch.baseURL]),
-    (Scenario(name: "GET customers?query=okafor (\(searchCount / 1000)k)", method: .GET, path: "/v1/desk/customers?query=okafor&per_page=15",
-              body: nil, headers: operatorKey), [savedeskSearch.baseURL]),
-    (Scenario(name: "GET customers?query=ha (\(searchCount / 1000)k)", method: .GET, path: "/v1/desk/customers?query=ha&per_page=15",
-              body: nil, headers: operatorKey), [savedeskSearch.baseURL]),
-    (Scenario(name: "GET customers, first page (\(searchCount / 1000)k)", method: .GET, path: "/v1/desk/customers?per_page=15",
-              body: nil, headers: operatorKey), [savedeskSearch.baseURL]),
-] + postgresScenarios
+for (label, baseURL) in searchServers {
+    for (name, query) in [("<an email>", "customer4242%40bench"), ("okafor", "okafor"), ("ha", "ha")] {
+        scenarios.append((.search, Scenario(name: "GET customers?query=\(name) (\(label))", method: .GET,
+                                            path: "/v1/desk/customers?query=\(query)&per_page=15", body: nil, headers: operatorKey), [baseURL]))
+    }
+    scenarios.append((.search, Scenario(name: "GET customers, first page (\(label))", method: .GET, path: "/v1/desk/customers?per_page=15",
+                                        body: nil, headers: operatorKey), [baseURL]))
+}
+if !postgresInstances.isEmpty {
+    scenarios.append((.writes, Scenario(name: "POST respond, PostgreSQL, one instance", method: .POST, path: respond, body: spreadRespondBody, headers: key),
+                      [postgresInstances[0].baseURL]))
+    scenarios.append((.writes, Scenario(name: "POST respond, PostgreSQL, two instances", method: .POST, path: respond, body: spreadRespondBody, headers: key),
+                      postgresInstances.map(\.baseURL)))
+}
 
 var configuration = HTTPClient.Configuration()
 configuration.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: concurrency)
@@ -218,7 +253,7 @@ let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: confi
 print("SaveDesk bench · \(machine()) · \(concurrency) concurrent clients · \(runs) runs of \(Int(seconds)) s each")
 if let importFigure { print(importFigure) }
 print("scenario".padding(toLength: 44, withPad: " ", startingAt: 0) + "  req/s median (min–max)      p50 ms   p99 ms  failures")
-for (scenario, baseURLs) in tuiOnly || hostileOnly || eventsOnly || retentionOnly ? [] : scenarios {
+for (_, scenario, baseURLs) in scenarios.filter({ parts.contains($0.0) }) {
     _ = await run(Scenario(name: "", method: scenario.method, path: scenario.path, body: scenario.body, headers: scenario.headers),
                   baseURLs: baseURLs, client: client)  // warm-up
     var results: [RunResult] = []
@@ -233,7 +268,7 @@ for (scenario, baseURLs) in tuiOnly || hostileOnly || eventsOnly || retentionOnl
 // The event stream: 200 subscribers, fan-out from commit to the last of them, and the durable
 // write with them and without (goal: within 10 %). On PostgreSQL the subscribers are spread over
 // both instances and the writes go to one: half the fan-out crosses instances (LISTEN/NOTIFY).
-if !tuiOnly && !hostileOnly && !retentionOnly {
+if parts.contains(.events) {
     let subscribers = argument("--subscribers", default: 200)
     await EventsBench.report(
         label: "SQLite (synchronous=FULL)", writeURLs: [savedesk.baseURL], subscribeURLs: [savedesk.baseURL],
@@ -252,10 +287,10 @@ if !tuiOnly && !hostileOnly && !retentionOnly {
 }
 // The cancel-flow funnel over ten million generated responses over 90 days (goal: ≤ 20 ms), on
 // each engine: the real analytics endpoint, all time, one operator, and the last 30 days.
-if !tuiOnly && !hostileOnly && !eventsOnly {
+if parts.contains(.retention) {
     try await RetentionBench.report(baseURL: savedesk.baseURL, operatorKey: "sk_test_savedesk_demo_marco_0001", client: client, runs: runs)
 }
-if !tuiOnly && !eventsOnly && !retentionOnly {
+if parts.contains(.hostile) {
     let hostileDatabase = directory.appendingPathComponent("bench-hostile.sqlite").path
     _ = try await DemoSeed.apply(file: seedPath, config: limitedConfig, databasePath: hostileDatabase)
     let hostile = try await SaveDeskBackend.start(config: limitedConfig, databasePath: hostileDatabase)
@@ -263,7 +298,7 @@ if !tuiOnly && !eventsOnly && !retentionOnly {
                               seconds: seconds, runs: runs)
     await hostile.stop()
 }
-let funnelCount = tuiOnly || hostileOnly || eventsOnly || retentionOnly ? 0 : argument("--funnel-responses", default: 10_000_000)
+let funnelCount = !parts.contains(.funnel) ? 0 : argument("--funnel-responses", default: 10_000_000)
 if funnelCount > 0 {
     var engines = [("SQLite", database, savedesk.baseURL)]
     if let postgresURL, let first = postgresInstances.first { engines.append(("PostgreSQL", postgresURL, first.baseURL)) }
@@ -298,8 +333,8 @@ let peers: [TUIBench.Subject] = [
     stringArgument("--bubbletea").map { TUIBench.Subject(name: TUIBench.Peer.bubbleTea, argv: [$0] + operatorServer) },
     stringArgument("--tui-rs").map { TUIBench.Subject(name: TUIBench.Peer.tuiRS, argv: [$0] + operatorServer) },
 ].compactMap { $0 }
-if hostileOnly || eventsOnly || retentionOnly {
-    // the hostile-bodies, the event stream's or the cancel page's rows alone
+if !parts.contains(.tui) {
+    // not asked for
 } else if FileManager.default.isExecutableFile(atPath: savedeskBinary) {
     TUIBench.report(binary: savedeskBinary, peers: peers, server: savedesk.baseURL, key: "sk_test_savedesk_demo_marco_0001")
 } else {

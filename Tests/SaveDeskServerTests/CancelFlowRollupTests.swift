@@ -4,8 +4,9 @@ import SaveDeskAPI
 @testable import SaveDeskServer
 import Testing
 
-/// The cancel-flow funnel reads daily rollups for whole days and rows only for the partial
-/// days at the ends of its range; whatever the range, it must count what a hand count does.
+/// The cancel-flow funnel reads daily rollups for whole days, hourly rollups for the whole hours
+/// of the partial days at the ends of its range, and rows only for the partial hours; whatever
+/// the range, it must count what a hand count does.
 @Suite("Cancel-flow rollups")
 struct CancelFlowRollupTests {
     typealias Response = Components.Schemas.CancelFlowResponse
@@ -148,7 +149,7 @@ struct CancelFlowRollupTests {
         }
     }
 
-    @Test func wholeDaysAreReadFromTheRollupsNotTheRows() async throws {
+    @Test func wholeDaysAreReadFromTheDailyRollupsNotTheRows() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
         var generator = Generator(state: 7)
@@ -158,8 +159,9 @@ struct CancelFlowRollupTests {
         let wholeDays = try await server.desk.getCancelFlowAnalytics(query: .init(from: midnight)).ok.body.json
         let partial = try await server.desk.getCancelFlowAnalytics(query: .init(from: midnight.addingTimeInterval(60))).ok.body.json
         #expect(wholeDays.outcomes.total > 0)
-        // Without the rows, whole days still count in full; a range that starts mid-day loses
-        // only what its partial first day read from the rows.
+        // Without the rows, whole days still count in full; a range that starts a minute after
+        // midnight loses only what its partial first hour read from the rows (the rest of that
+        // day is whole hours, read from the hourly rollups).
         try await server.running.store.exclusive { db in
             try await db.delete(from: "cancel_flow_answers").run()
             try await db.delete(from: "cancel_flow_responses").run()
@@ -173,8 +175,54 @@ struct CancelFlowRollupTests {
         let withoutRows = try await server.desk.getCancelFlowAnalytics(query: .init(from: midnight)).ok.body.json
         #expect(withoutSamples(withoutRows) == withoutSamples(wholeDays))
         let afterwards = try await server.desk.getCancelFlowAnalytics(query: .init(from: midnight.addingTimeInterval(60))).ok.body.json
-        let firstDay = submitted.filter { $0.at >= midnight.addingTimeInterval(60) && $0.at < midnight.addingTimeInterval(86_400) }.count
-        #expect(afterwards.outcomes.total == partial.outcomes.total - firstDay)
+        let firstHour = submitted.filter { $0.at >= midnight.addingTimeInterval(60) && $0.at < midnight.addingTimeInterval(3_600) }.count
+        #expect(afterwards.outcomes.total == partial.outcomes.total - firstHour)
+    }
+
+    @Test func wholeHoursOfAPartialDayAreReadFromTheHourlyRollups() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        var generator = Generator(state: 11)
+        let submitted = try await Self.submit(30, to: server, generator: &generator)
+        try await Self.fold(server)
+        // A range from a whole hour in the middle of a day with responses after it that day, to
+        // another whole hour some days later: partial days at both ends, all whole hours.
+        let start = submitted[submitted.count / 3].at.timeIntervalSince1970
+        let from = Date(timeIntervalSince1970: Double(CancelFlowRollups.start(Int64(start), 3_600) + 3_600))
+        let to = Date(timeIntervalSince1970: Double(CancelFlowRollups.start(Int64(submitted[submitted.count - 2].at.timeIntervalSince1970), 3_600)))
+        #expect(CancelFlowRollups.split(from: Int64(from.timeIntervalSince1970), to: Int64(to.timeIntervalSince1970)).rows.isEmpty)
+        let hours = try await server.desk.getCancelFlowAnalytics(query: .init(from: from, to: to)).ok.body.json
+        Self.expectMatch(hours, submitted, from: from, to: to, actor: nil)
+        let partial = try await server.desk.getCancelFlowAnalytics(query: .init(from: from.addingTimeInterval(60), to: to)).ok.body.json
+        #expect(hours.outcomes.total > 0)
+        // Without the rows, whole hours still count in full; a range that starts a minute into
+        // an hour loses only what that partial hour read from the rows.
+        try await server.running.store.exclusive { db in
+            try await db.delete(from: "cancel_flow_answers").run()
+            try await db.delete(from: "cancel_flow_responses").run()
+        }
+        let withoutRows = try await server.desk.getCancelFlowAnalytics(query: .init(from: from, to: to)).ok.body.json
+        #expect(withoutRows.outcomes == hours.outcomes)
+        #expect(withoutRows.lastStepReached == hours.lastStepReached)
+        #expect(withoutRows.questions.map { $0.answers.map(\.count) } == hours.questions.map { $0.answers.map(\.count) })
+        let afterwards = try await server.desk.getCancelFlowAnalytics(query: .init(from: from.addingTimeInterval(60), to: to)).ok.body.json
+        let firstHour = submitted.filter { $0.at >= from.addingTimeInterval(60) && $0.at < from.addingTimeInterval(3_600) }.count
+        #expect(afterwards.outcomes.total == partial.outcomes.total - firstHour)
+    }
+
+    @Test func aRangeSplitsIntoDaysHoursAndRows() {
+        let day: Int64 = 86_400, hour: Int64 = 3_600
+        // 10:30 on day 1 to 05:15 on day 4: rows 10:30–11:00, hours 11:00–24:00, days 2 and 3,
+        // hours 00:00–05:00 of day 4, rows 05:00–05:15.
+        let split = CancelFlowRollups.split(from: day + 10 * hour + 1_800, to: 4 * day + 5 * hour + 900)
+        #expect(split.days.map { [$0.from, $0.to] } == [2 * day, 4 * day])
+        #expect(split.hours.map { [$0.from, $0.to] } == [[day + 11 * hour, 2 * day], [4 * day, 4 * day + 5 * hour]])
+        #expect(split.rows.map { [$0.from, $0.to] } == [[day + 10 * hour + 1_800, day + 11 * hour], [4 * day + 5 * hour, 4 * day + 5 * hour + 900]])
+        // Within one hour: all rows. Open ends: no partial bucket there.
+        let inside = CancelFlowRollups.split(from: day + 60, to: day + 120)
+        #expect(inside.days == nil && inside.hours.isEmpty && inside.rows.map { [$0.from, $0.to] } == [[day + 60, day + 120]])
+        let open = CancelFlowRollups.split(from: nil, to: 3 * day + hour)
+        #expect(open.days.map { [$0.from, $0.to] } == [nil, 3 * day] && open.hours.map { [$0.from, $0.to] } == [[3 * day, 3 * day + hour]] && open.rows.isEmpty)
     }
 
     @Test func theMigrationRollsUpResponsesStoredBeforeIt() async throws {
@@ -187,6 +235,8 @@ struct CancelFlowRollupTests {
             try await store.exclusive { db in
                 try await db.raw("DROP TABLE cancel_flow_daily").run()
                 try await db.raw("DROP TABLE cancel_flow_daily_counts").run()
+                try await db.raw("DROP TABLE cancel_flow_hourly").run()
+                try await db.raw("DROP TABLE cancel_flow_hourly_counts").run()
                 try await db.raw("DROP TABLE cancel_flow_unrolled").run()
                 try await db.raw("DROP INDEX cancel_flow_answers_response").run()
                 // (and none of the later migrations either)

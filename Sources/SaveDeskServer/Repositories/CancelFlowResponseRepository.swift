@@ -2,15 +2,17 @@ import RetentionDomain
 import Foundation
 import SQLKit
 
-/// The recorded ends of cancel flows, their answers, and the daily rollups kept with them.
+/// The recorded ends of cancel flows, their answers, and the rollups kept with them.
 ///
 /// A response is written with its answers and listed in `cancel_flow_unrolled`; a job folds the
-/// list, every second, into two rollup tables keyed by UTC day: `cancel_flow_daily` (per actor and outcome: how many, and how many
-/// were shown or accepted an offer or a pause) and `cancel_flow_daily_counts` (per actor, a count
-/// per value of the last step reached, the pause length taken, each option chosen and each
+/// list, every second, into rollup tables keyed by UTC day and by hour: `cancel_flow_daily` and
+/// `cancel_flow_hourly` (per actor and outcome: how many, and how many were shown or accepted an
+/// offer or a pause) and `cancel_flow_daily_counts` and `cancel_flow_hourly_counts` (per actor, a
+/// count per value of the last step reached, the pause length taken, each option chosen and each
 /// free-text answer; actor `*` holds every actor's sum). The funnel then reads whole days from
-/// the rollups (plus the few responses not folded yet) and only the rows of the partial days at
-/// either end of its range, so its cost grows with days, not responses.
+/// the daily rollups, whole hours of the partial days at its range's ends from the hourly ones
+/// (plus, for both, the few responses not folded yet), and rows only for the partial hours at
+/// either end, so its cost grows with days and hours, never with a day's responses.
 protocol CancelFlowResponseRepository: Sendable {
     /// Writes a response and its answers, listed for the next fold into the rollups.
     func insert(_ row: CancelFlowResponseRow) async throws
@@ -40,6 +42,16 @@ enum CancelFlowRollups {
 
     static let day = Seconds.wholeDay
 
+    /// A rollup's time bucket: its tables and its key column.
+    enum Grain: CaseIterable, Sendable {
+        case day, hour
+
+        var seconds: Int64 { self == .day ? Seconds.wholeDay : Seconds.wholeHour }
+        var table: String { self == .day ? "cancel_flow_daily" : "cancel_flow_hourly" }
+        var countsTable: String { self == .day ? "cancel_flow_daily_counts" : "cancel_flow_hourly_counts" }
+        var column: String { self == .day ? "day" : "hour" }
+    }
+
     /// What `cancel_flow_daily_counts` counts.
     enum Dimension: String, Sendable {
         /// The last step reached (`value`).
@@ -55,21 +67,37 @@ enum CancelFlowRollups {
     /// A time range, either end open (nil).
     typealias Span = (from: Int64?, to: Int64?)
 
-    /// `[from, to)` as whole UTC days (read from the rollups) and the partial days at its ends
-    /// (read from the rows). A range within one day is all rows.
-    static func split(from: Int64?, to: Int64?) -> (days: Span?, rows: [Span]) {
-        let firstDay = from.map { dayStart($0) == $0 ? $0 : dayStart($0) + day }
-        let endDay = to.map(dayStart)
-        if let firstDay, let endDay, firstDay >= endDay { return (nil, [(from, to)]) }
-        var rows: [Span] = []
-        if let from, let firstDay, firstDay != from { rows.append((from, firstDay)) }
-        if let to, let endDay, endDay != to { rows.append((endDay, to)) }
-        return ((firstDay, endDay), rows)
+    /// `[from, to)` as whole UTC days (read from the daily rollups), the whole hours of the
+    /// partial days at its ends (the hourly rollups) and the partial hours (read from the rows).
+    static func split(from: Int64?, to: Int64?) -> (days: Span?, hours: [Span], rows: [Span]) {
+        let byDay = split((from, to), by: day)
+        var hours: [Span] = [], rows: [Span] = []
+        for part in byDay.partial {
+            let byHour = split(part, by: Grain.hour.seconds)
+            if let whole = byHour.whole { hours.append(whole) }
+            rows += byHour.partial
+        }
+        return (byDay.whole, hours, rows)
+    }
+
+    /// `span` as whole buckets of `length` seconds and the partial ones at its ends. A span within
+    /// one bucket is all partial.
+    static func split(_ span: Span, by length: Int64) -> (whole: Span?, partial: [Span]) {
+        let first = span.from.map { start($0, length) == $0 ? $0 : start($0, length) + length }
+        let end = span.to.map { start($0, length) }
+        if let first, let end, first >= end { return (nil, [span]) }
+        var partial: [Span] = []
+        if let from = span.from, let first, first != from { partial.append((from, first)) }
+        if let to = span.to, let end, end != to { partial.append((end, to)) }
+        return ((first, end), partial)
     }
 
     /// The start of the UTC day that holds `seconds`.
-    static func dayStart(_ seconds: Int64) -> Int64 {
-        seconds - ((seconds % day) + day) % day
+    static func dayStart(_ seconds: Int64) -> Int64 { start(seconds, day) }
+
+    /// The start of the bucket of `length` seconds that holds `seconds`.
+    static func start(_ seconds: Int64, _ length: Int64) -> Int64 {
+        seconds - ((seconds % length) + length) % length
     }
 }
 
@@ -173,16 +201,19 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
         let pending = try await db.select().column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("cancel_flow_unrolled")
             .where("livemode", .equal, livemode).first()?.decode(column: "n", as: Int.self) ?? 0
         guard pending > 0 else { return 0 }
-        let statements = Schema.addToRollups(
-            responses: Schema.unrolledResponses(livemode: livemode), answers: Schema.unrolledAnswers(livemode: livemode), upsert: true
-        )
-        for statement in statements { try await db.raw(SQLQueryString(statement)).run() }
+        for grain in CancelFlowRollups.Grain.allCases {
+            let statements = Schema.addToRollups(
+                grain, responses: Schema.unrolledResponses(livemode: livemode), answers: Schema.unrolledAnswers(livemode: livemode), upsert: true
+            )
+            for statement in statements { try await db.raw(SQLQueryString(statement)).run() }
+        }
         try await db.delete(from: "cancel_flow_unrolled").where("livemode", .equal, livemode).run()
         return pending
     }
 
     func rebuildRollups() async throws {
-        for table in ["cancel_flow_daily", "cancel_flow_daily_counts", "cancel_flow_unrolled"] { try await db.delete(from: table).run() }
+        let rollups = CancelFlowRollups.Grain.allCases.flatMap { [$0.table, $0.countsTable] }
+        for table in rollups + ["cancel_flow_unrolled"] { try await db.delete(from: table).run() }
         for statement in Schema.fillRollups { try await db.raw(SQLQueryString(statement)).run() }
     }
 
@@ -191,20 +222,23 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
     func figures(livemode: Bool, from: Int64?, to: Int64?, actor: String?) async throws -> Figures {
         var figures = Figures()
         let split = CancelFlowRollups.split(from: from, to: to)
-        if let days = split.days {
-            try await addRollups(db, to: &figures, livemode: livemode, days: days, actor: actor)
-            // The responses of those days the fold has not reached yet.
-            try await addRows(db, to: &figures, livemode: livemode, range: days, actor: actor, onlyUnrolled: true)
+        let buckets = (split.days.map { [(CancelFlowRollups.Grain.day, $0)] } ?? []) + split.hours.map { (.hour, $0) }
+        for (grain, span) in buckets {
+            try await addRollups(db, to: &figures, livemode: livemode, grain: grain, span: span, actor: actor)
+            // The responses of that span the fold has not reached yet.
+            try await addRows(db, to: &figures, livemode: livemode, range: span, actor: actor, onlyUnrolled: true)
         }
         for range in split.rows { try await addRows(db, to: &figures, livemode: livemode, range: range, actor: actor) }
         return figures
     }
 
-    private func addRollups(_ db: any SQLDatabase, to figures: inout Figures, livemode: Bool, days: Span, actor: String?) async throws {
+    private func addRollups(
+        _ db: any SQLDatabase, to figures: inout Figures, livemode: Bool, grain: CancelFlowRollups.Grain, span: Span, actor: String?
+    ) async throws {
         func within(_ builder: SQLSelectBuilder) -> SQLSelectBuilder {
             var builder = builder.where("livemode", .equal, livemode)
-            if let from = days.from { builder = builder.where("day", .greaterThanOrEqual, from) }
-            if let to = days.to { builder = builder.where("day", .lessThan, to) }
+            if let from = span.from { builder = builder.where(SQLIdentifier(grain.column), .greaterThanOrEqual, SQLBind(from)) }
+            if let to = span.to { builder = builder.where(SQLIdentifier(grain.column), .lessThan, SQLBind(to)) }
             return builder
         }
         // PostgreSQL sums BIGINTs as NUMERIC; the cast makes them integers on both engines.
@@ -212,7 +246,7 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
         var outcomes = within(db.select().column("actor").column("outcome").column(sum("n"), as: "n")
             .column(sum("offer_shown"), as: "offer_shown").column(sum("offer_accepted"), as: "offer_accepted")
             .column(sum("pause_shown"), as: "pause_shown").column(sum("pause_accepted"), as: "pause_accepted")
-            .from("cancel_flow_daily"))
+            .from(grain.table))
         if let actor { outcomes = outcomes.where("actor", .equal, actor) }
         for row in try await outcomes.groupBy("actor").groupBy("outcome").all() {
             func int(_ column: String) throws -> Int { try row.decode(column: column, as: Int.self) }
@@ -223,7 +257,7 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
             figures.pauseAccepted += try int("pause_accepted")
         }
         let counts = within(db.select().column("dimension").column("question_id").column("value").column(sum("n"), as: "n")
-            .from("cancel_flow_daily_counts").where("actor", .equal, actor ?? CancelFlowRollups.everyActor))
+            .from(grain.countsTable).where("actor", .equal, actor ?? CancelFlowRollups.everyActor))
         for row in try await counts.groupBy("dimension").groupBy("question_id").groupBy("value").all() {
             guard let dimension = Dimension(rawValue: try row.decode(column: "dimension", as: String.self)) else { continue }
             figures.add(dimension, question: try row.decode(column: "question_id", as: Int.self),

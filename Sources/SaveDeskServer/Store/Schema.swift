@@ -10,8 +10,28 @@ enum Schema {
         return shared(flag: flag, no: no) + [
             (5, kind == .sqlite ? sqliteSearch : postgresSearch), (6, rollups(flag: flag)), (7, unrolled(flag: flag)),
             (8, modes(flag: flag, no: no)), (9, kinds), (10, identities(flag: flag)), (11, events(kind: kind, flag: flag)),
-            (12, retentionRequests(flag: flag)),
+            (12, retentionRequests(flag: flag)), (13, hourlyRollups(flag: flag)),
         ]
+    }
+
+    /// The funnel's hourly rollups, beside the daily ones: a range's partial days read whole hours
+    /// from them and rows only for the partial hours at its ends. Filled from the responses
+    /// already stored.
+    private static func hourlyRollups(flag: String) -> [String] {
+        [
+            """
+            CREATE TABLE cancel_flow_hourly (
+                livemode \(flag) NOT NULL, hour BIGINT NOT NULL, actor TEXT NOT NULL, outcome TEXT NOT NULL, n BIGINT NOT NULL,
+                offer_shown BIGINT NOT NULL, offer_accepted BIGINT NOT NULL, pause_shown BIGINT NOT NULL,
+                pause_accepted BIGINT NOT NULL, PRIMARY KEY (livemode, hour, actor, outcome))
+            """,
+            """
+            CREATE TABLE cancel_flow_hourly_counts (
+                livemode \(flag) NOT NULL, actor TEXT NOT NULL, hour BIGINT NOT NULL, dimension TEXT NOT NULL,
+                question_id INTEGER NOT NULL, value INTEGER NOT NULL, n BIGINT NOT NULL,
+                PRIMARY KEY (livemode, actor, hour, dimension, question_id, value))
+            """,
+        ] + addToRollups(.hour, responses: "cancel_flow_responses", answers: "cancel_flow_answers", upsert: false)
     }
 
     /// Apple's cancel page: each real-time retention request once (by Apple's request
@@ -138,11 +158,15 @@ enum Schema {
             """,
             "DROP INDEX cancel_flow_answers_counts",
             "CREATE INDEX cancel_flow_answers_counts ON cancel_flow_answers (livemode, created_at, question_id, option_id, has_text, actor)",
-        ] + fillRollups
+        ] + fillRollups([.day])
     }
 
-    /// Fills the (empty) rollup tables from the stored responses and answers.
-    static var fillRollups: [String] { addToRollups(responses: "cancel_flow_responses", answers: "cancel_flow_answers", upsert: false) }
+    /// Fills the (empty) rollup tables from the stored responses and answers. (Migration 6 made
+    /// only the daily ones; migration 13 fills the hourly ones it makes.)
+    static var fillRollups: [String] { fillRollups(CancelFlowRollups.Grain.allCases) }
+    static func fillRollups(_ grains: [CancelFlowRollups.Grain]) -> [String] {
+        grains.flatMap { addToRollups($0, responses: "cancel_flow_responses", answers: "cancel_flow_answers", upsert: false) }
+    }
 
     /// The responses of one mode listed in `cancel_flow_unrolled` and their answers, as row
     /// sources of `addToRollups` (from the short list to the rows, by key). `(1 = 1)` is true on
@@ -156,28 +180,29 @@ enum Schema {
     private static func truth(_ value: Bool) -> String { value ? "(1 = 1)" : "(1 = 0)" }
 
     /// Adds the responses of the row source `responses` (and the answers of `answers`) to the
-    /// rollups: inserted, or with `upsert` added to the rows already there.
-    static func addToRollups(responses: String, answers: String, upsert: Bool) -> [String] {
-        let day = "created_at - created_at % \(Seconds.wholeDay)"
+    /// rollups of `grain`: inserted, or with `upsert` added to the rows already there.
+    static func addToRollups(_ grain: CancelFlowRollups.Grain, responses: String, answers: String, upsert: Bool) -> [String] {
+        let bucket = "created_at - created_at % \(grain.seconds)", key = grain.column
+        let table = grain.table, countsTable = grain.countsTable
         func counts(actor: String, _ dimension: String, question: String, value: String, fromAnswers: Bool, where filter: String) -> String {
             // Constants stay out of GROUP BY (a number there is a column's position).
-            let groups = ["livemode", actor, day, question, value].filter { $0.first != "'" && Int($0) == nil }
+            let groups = ["livemode", actor, bucket, question, value].filter { $0.first != "'" && Int($0) == nil }
             return """
-                INSERT INTO cancel_flow_daily_counts (livemode, actor, day, dimension, question_id, value, n)
-                SELECT livemode, \(actor), \(day), '\(dimension)', \(question), \(value), count(*) FROM \(fromAnswers ? answers : responses)
+                INSERT INTO \(countsTable) (livemode, actor, \(key), dimension, question_id, value, n)
+                SELECT livemode, \(actor), \(bucket), '\(dimension)', \(question), \(value), count(*) FROM \(fromAnswers ? answers : responses)
                 WHERE \(filter) GROUP BY \(groups.joined(separator: ", "))
-                """ + (upsert ? " ON CONFLICT (livemode, actor, day, dimension, question_id, value) DO UPDATE SET n = cancel_flow_daily_counts.n + excluded.n" : "")
+                """ + (upsert ? " ON CONFLICT (livemode, actor, \(key), dimension, question_id, value) DO UPDATE SET n = \(countsTable).n + excluded.n" : "")
         }
         let sums = ["offer_shown", "offer_accepted", "pause_shown", "pause_accepted"]
         var statements = [
             """
-            INSERT INTO cancel_flow_daily (livemode, day, actor, outcome, n, offer_shown, offer_accepted, pause_shown, pause_accepted)
-            SELECT livemode, \(day), actor, outcome, count(*),
+            INSERT INTO \(table) (livemode, \(key), actor, outcome, n, offer_shown, offer_accepted, pause_shown, pause_accepted)
+            SELECT livemode, \(bucket), actor, outcome, count(*),
                 sum(CASE WHEN offer_shown THEN 1 ELSE 0 END), sum(CASE WHEN offer_accepted THEN 1 ELSE 0 END),
                 sum(CASE WHEN pause_shown THEN 1 ELSE 0 END), sum(CASE WHEN pause_accepted THEN 1 ELSE 0 END)
-            FROM \(responses) WHERE 1 = 1 GROUP BY livemode, \(day), actor, outcome
-            """ + (upsert ? " ON CONFLICT (livemode, day, actor, outcome) DO UPDATE SET n = cancel_flow_daily.n + excluded.n, "
-                + sums.map { "\($0) = cancel_flow_daily.\($0) + excluded.\($0)" }.joined(separator: ", ") : ""),
+            FROM \(responses) WHERE 1 = 1 GROUP BY livemode, \(bucket), actor, outcome
+            """ + (upsert ? " ON CONFLICT (livemode, \(key), actor, outcome) DO UPDATE SET n = \(table).n + excluded.n, "
+                + sums.map { "\($0) = \(table).\($0) + excluded.\($0)" }.joined(separator: ", ") : ""),
         ]
         for actor in ["actor", "'\(CancelFlowRollups.everyActor)'"] {
             statements += [
