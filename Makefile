@@ -110,13 +110,15 @@ fuzz-long: deps $(VENV_STAMP)
 	FUZZ_SECONDS=600 MIN_REQUESTS=0 scripts/fuzz.sh $$($(SWIFT) build --show-bin-path)/savedesk $(VENV)/bin/schemathesis
 
 # Performance figures (not a test): backend req/s and p50/p99 for GET cancel-flow config, a
-# durable mutation (SQLite; PostgreSQL with one and two instances) and customer search, next to a
-# bare Hummingbird route in the same run; the cancel-flow funnel over 10M responses on both
+# durable mutation (SQLite; PostgreSQL with one and two instances, and the statements one costs,
+# counted by pg_stat_statements) and customer search at 100k and 1M, next to a bare Hummingbird
+# route in the same run, each against its goal; the cancel-flow funnel over 10M responses on both
 # engines; the terminal UI next to Textual, Bubble Tea and tui-rs. Release build; a throwaway PostgreSQL cluster.
 bench: deps $(BENCH_VENV)/.installed $(PEERS)/bubbletea $(PEERS)/tui-rs
 	$(SWIFT) build -c release --product savedesk-bench
 	$(SWIFT) build -c release --product savedesk && $(SWIFT) build -c release --product savedesk-server
-	scripts/with-postgres.sh $$($(SWIFT) build -c release --show-bin-path)/savedesk-bench --seconds 5 --runs 5 --concurrency 16 \
+	SAVEDESK_POSTGRES_OPTIONS="-c shared_preload_libraries=pg_stat_statements" \
+	  scripts/with-postgres.sh $$($(SWIFT) build -c release --show-bin-path)/savedesk-bench --seconds 5 --runs 5 --concurrency 16 \
 	  --textual-python $(abspath $(BENCH_VENV))/bin/python --bubbletea $(abspath $(PEERS))/bubbletea --tui-rs $(abspath $(PEERS))/tui-rs
 
 # The terminal UI figures alone (first frame with data, memory, key to frame, bytes per move),

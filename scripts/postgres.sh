@@ -21,8 +21,9 @@ case "$action" in
       as_owner "$bin/initdb" -D "$dir" -A trust -U savedesk --no-sync -E UTF8 --locale=C.UTF-8 >/dev/null
     fi
     # fsync stays on: acknowledged writes must survive as they would in production.
+    # SAVEDESK_POSTGRES_OPTIONS adds server options (the bench loads pg_stat_statements).
     as_owner "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 30 \
-      -o "-k $dir -p $port -c listen_addresses=127.0.0.1 -c max_connections=1000 -c shared_buffers=128MB" start >/dev/null
+      -o "-k $dir -p $port -c listen_addresses=127.0.0.1 -c max_connections=1000 -c shared_buffers=128MB ${SAVEDESK_POSTGRES_OPTIONS:-}" start >/dev/null
     echo "postgres://savedesk@127.0.0.1:$port"
     ;;
   stop)

@@ -1,0 +1,58 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import SQLKit
+import SaveDeskServer
+
+/// What one durable mutation costs PostgreSQL: the statements it runs, counted by the server's
+/// own pg_stat_statements (`make bench` starts the cluster with it loaded). PostgresNIO sends one
+/// statement per round trip, so statements are round trips. The jobs that run beside requests
+/// (the funnel's fold, the event hub's heartbeat) are counted apart: a statement run fewer than
+/// once per two mutations is theirs.
+enum WritesBench {
+    static func statements(postgresURL: String, baseURL: String, body: @Sendable (Int) -> String, key: String, client: HTTPClient) async {
+        let mutations = 200
+        do {
+            let store = try await Store.open(path: postgresURL, logger: Logger(label: "bench"))
+            defer { Task { await store.close() } }
+            try await store.bulkLoad { db in
+                try await db.raw("CREATE EXTENSION IF NOT EXISTS pg_stat_statements").run()
+                try await db.raw("SELECT pg_stat_statements_reset()").run()
+            }
+            for n in 0..<mutations {
+                var request = HTTPClientRequest(url: baseURL + "/v1/iap/cancel-flow/respond")
+                request.method = .POST
+                request.headers.add(name: "X-ZeroSettle-Key", value: key)
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.headers.add(name: "Idempotency-Key", value: "statements-\(n)-\(UUID().uuidString)")
+                request.body = .bytes(ByteBuffer(string: body(n)))
+                let response = try await client.execute(request, timeout: .seconds(10))
+                _ = try await response.body.collect(upTo: 1 << 20)
+                guard response.status == .ok else { throw CancellationError() }
+            }
+            let rows = try await store.bulkLoad { db in
+                try await db.raw("""
+                    SELECT query, calls FROM pg_stat_statements
+                    WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%'
+                    ORDER BY calls DESC
+                    """).all()
+            }
+            var perRequest: [(String, Double)] = [], background = 0.0
+            for row in rows {
+                let calls = Double(try row.decode(column: "calls", as: Int.self)) / Double(mutations)
+                let query = try row.decode(column: "query", as: String.self)
+                if calls >= 0.5 { perRequest.append((query, calls)) } else { background += calls }
+            }
+            let total = perRequest.map(\.1).reduce(0, +)
+            print(String(format: "PostgreSQL, one durable mutation (%d sequential): %.1f statements = %.1f round trips in the request; %.2f per mutation more by the jobs beside it",
+                         mutations, total, total, background))
+            for (query, calls) in perRequest {
+                let short = query.replacingOccurrences(of: "\n", with: " ").split(separator: " ").joined(separator: " ")
+                print(String(format: "  %4.1f × ", calls) + String(short.prefix(110)))
+            }
+        } catch {
+            print("PostgreSQL statements per mutation: not counted (\(error); make bench loads pg_stat_statements)")
+        }
+    }
+}
