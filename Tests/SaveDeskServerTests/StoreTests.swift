@@ -44,6 +44,32 @@ struct StoreTests {
         await store.close()
     }
 
+    /// One change asks for its customer more than once (settling billing, then the change): the
+    /// transaction's repositories ask the database once, and its own writes keep that current.
+    @Test func aTransactionReadsACustomerOnceAndSeesItsOwnWrites() async throws {
+        let store = try await Self.open()
+        let ava = CustomerRecord.new(id: "cus_memo", livemode: false, at: 1_000)
+        try await store.sqlTransaction { db in
+            let data = Repositories(sql: db, kind: store.kind)
+            #expect(try await data.customers.find(id: "cus_memo") == nil)
+            try await data.customers.insert(ava)
+            #expect(try await data.customers.find(id: "cus_memo")?.id == "cus_memo")
+            // Changed behind the repositories' back (nothing in the server does this): the
+            // transaction's first read stands, so a second read cost no statement.
+            try await db.raw("UPDATE customers SET card_failing = 1 WHERE id = 'cus_memo'").run()
+            #expect(try await data.customers.find(id: "cus_memo")?.cardFailing == false)
+            // A write through the repository is read back from the database.
+            var changed = ava
+            changed.email = "memo@example.com"
+            try await data.customers.update(changed)
+            let reread = try await data.customers.find(id: "cus_memo")
+            #expect(reread?.email == "memo@example.com" && reread?.cardFailing == true)
+        }
+        // Another transaction reads afresh.
+        #expect(try await store.read { data in try await data.customers.find(id: "cus_memo") }?.cardFailing == true)
+        await store.close()
+    }
+
     @Test func aReaderCannotWrite() async throws {
         let store = try await Self.open()
         await #expect(throws: (any Error).self) {

@@ -1,5 +1,6 @@
 import RetentionDomain
 import SQLKit
+import Synchronization
 
 /// Customers, and the operators' search over them.
 protocol CustomerRepository: Sendable {
@@ -33,15 +34,27 @@ protocol CustomerRepository: Sendable {
 struct SQLCustomerRepository: CustomerRepository {
     let db: any SQLDatabase
     let kind: Store.Kind
+    /// The customers this read or transaction has read or written, by id: one change asks for
+    /// its customer more than once (settling billing, then the change), and the database is asked
+    /// once. Every write to `customers` goes through this repository, which keeps it current.
+    let seen = SeenCustomers()
 
     func find(id: String) async throws -> CustomerRecord? {
-        try await db.select().column("*").from("customers").where("id", .equal, id)
+        if let known = seen[id] { return known }
+        let customer = try await db.select().column("*").from("customers").where("id", .equal, id)
             .first(decoding: CustomerRecord.self, with: SQLCoding.rowDecoder)
+        seen[id] = .some(customer)
+        return customer
     }
 
-    func insert(_ customer: CustomerRecord) async throws { try await db.insert(customer, into: "customers") }
+    func insert(_ customer: CustomerRecord) async throws {
+        seen.forget(customer.id)
+        try await db.insert(customer, into: "customers")
+        seen[customer.id] = .some(customer)
+    }
 
     func update(_ customer: CustomerRecord) async throws {
+        seen.forget(customer.id)
         try await db.update("customers")
             .set("name", to: customer.name).set("email", to: customer.email).set("country", to: customer.country)
             .set("app_account_token", to: customer.appAccountToken).set("billing_customer_id", to: customer.billingCustomerId)
@@ -150,4 +163,17 @@ struct SQLCustomerRepository: CustomerRepository {
         let clean = text.removingControlCharacters
         return "\"" + clean.replacingScalars { $0 == "\"" ? "\"\"" : nil } + "\""
     }
+}
+
+/// The customers one `Repositories` has seen (see `SQLCustomerRepository.seen`): a customer, or
+/// `.some(nil)` for an id known to have none.
+final class SeenCustomers: Sendable {
+    private let rows = Mutex<[String: CustomerRecord?]>([:])
+
+    subscript(id: String) -> CustomerRecord?? {
+        get { rows.withLock { $0[id] } }
+        set { rows.withLock { $0[id] = newValue } }
+    }
+
+    func forget(_ id: String) { _ = rows.withLock { $0.removeValue(forKey: id) } }
 }
