@@ -38,20 +38,30 @@ public struct APIKey: Hashable, Sendable {
 /// The configured keys. Lookup compares SHA-256 digests of every configured key with the
 /// presented one in constant time, so neither timing nor length tells how close a guess was.
 public struct KeyRing: Sendable {
-    private let entries: [(digest: [UInt8], key: APIKey)]
+    /// Every configured key's digest, one after another (`SHA256Digest.size` bytes each), in the
+    /// order of `keys`: one flat buffer compared in one pass, with no per-key copies.
+    private let digests: [UInt8]
+    private let keys: [APIKey]
 
     public init(_ keys: [APIKey]) {
-        entries = keys.map { (SHA256Digest.hash($0.key.utf8), $0) }
+        self.keys = keys
+        digests = keys.flatMap { SHA256Digest.hash($0.key.utf8) }
     }
 
     public func lookup(_ presented: String) -> APIKey? {
         let digest = SHA256Digest.hash(presented.utf8)
-        var found: APIKey?
-        for entry in entries {
-            var difference: UInt8 = 0
-            for index in 0..<digest.count { difference |= digest[index] ^ entry.digest[index] }
-            if difference == 0 { found = entry.key }
+        let size = digest.count
+        // Every byte of every entry is compared; only the index of a full match is kept.
+        var found = -1
+        digests.withUnsafeBufferPointer { all in
+            digest.withUnsafeBufferPointer { mine in
+                for entry in 0..<keys.count {
+                    var difference: UInt8 = 0
+                    for index in 0..<size { difference |= mine[index] ^ all[entry * size + index] }
+                    if difference == 0 { found = entry }
+                }
+            }
         }
-        return found
+        return found >= 0 ? keys[found] : nil
     }
 }

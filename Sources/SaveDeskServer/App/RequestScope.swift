@@ -53,7 +53,7 @@ struct RequestScope: Sendable {
         RequestScope(actor: name, principal: "job:\(name)", requestId: "\(name):\(livemode ? "live" : "test"):" + newRequestId(), livemode: livemode)
     }
 
-    static func newRequestId() -> String { "req_" + UUID().uuidString.lowercased().prefix(18) }
+    static func newRequestId() -> String { "req_" + UUID.random().uuidString.lowercased().prefix(18) }
 
     /// The scope the API middleware authorized the running request with (the generated server's
     /// handlers take no context, so it travels to them as a task-local, and from them on as a

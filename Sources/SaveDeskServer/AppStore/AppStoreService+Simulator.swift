@@ -73,7 +73,7 @@ extension AppStoreService {
             signedAt = Self.signedDate(at: now, after: record)
         }
         let transaction = AppStoreTransaction(
-            transactionId: "sim_\(UUID().uuidString.prefix(12))", originalTransactionId: otid, bundleId: settings.bundleId,
+            transactionId: "sim_\(UUID.random().uuidString.prefix(12))", originalTransactionId: otid, bundleId: settings.bundleId,
             productId: storeId, purchaseDate: now * 1000, originalPurchaseDate: started * 1000, expiresDate: expires * 1000,
             environment: settings.environment, type: "Auto-Renewable Subscription", revocationDate: nil, signedDate: signedAt
         )
@@ -172,7 +172,7 @@ extension AppStoreService {
         }
         let signedAt = Self.signedDate(at: time, after: record)
         let transaction = AppStoreTransaction(
-            transactionId: "sim_\(UUID().uuidString.prefix(12))", originalTransactionId: record.originalTransactionId ?? "",
+            transactionId: "sim_\(UUID.random().uuidString.prefix(12))", originalTransactionId: record.originalTransactionId ?? "",
             bundleId: settings.bundleId, productId: storeProductId(record), purchaseDate: time * 1000,
             originalPurchaseDate: record.startedAt * 1000, expiresDate: expires * 1000, environment: settings.environment,
             type: "Auto-Renewable Subscription", revocationDate: type == "REFUND" ? time * 1000 : nil, signedDate: signedAt
@@ -183,7 +183,7 @@ extension AppStoreService {
             signedRenewal = try await ca.sign(renewal)
         }
         let notification = AppStoreNotification(
-            notificationType: type, subtype: subtype, notificationUUID: UUID().uuidString,
+            notificationType: type, subtype: subtype, notificationUUID: UUID.random().uuidString,
             data: .init(bundleId: settings.bundleId, environment: settings.environment,
                         signedTransactionInfo: try await ca.sign(transaction), signedRenewalInfo: signedRenewal, status: nil),
             signedDate: signedAt

@@ -63,7 +63,7 @@ struct PromotionalOfferSigner: Sendable {
     func sign(productId: String, offerIdentifier: String, transactionId: String, now: Date) async throws -> String {
         let claims = Claims(
             iss: issuerId, iat: Int64(now.timeIntervalSince1970), aud: "promotional-offer", bid: bundleId,
-            nonce: UUID().uuidString.lowercased(), productId: productId, offerIdentifier: offerIdentifier, transactionId: transactionId
+            nonce: UUID.random().uuidString.lowercased(), productId: productId, offerIdentifier: offerIdentifier, transactionId: transactionId
         )
         return try await keys.sign(claims, kid: JWKIdentifier(string: keyId))
     }

@@ -421,7 +421,7 @@ extension RetentionMessagingService {
         guard let subscription, subscription.livemode == scope.livemode, subscription.source == .appStore else {
             throw SaveDeskError.notFound("no App Store subscription with original transaction id \(otid)", code: "unknown_transaction")
         }
-        let identifier = UUID().uuidString.lowercased()
+        let identifier = UUID.random().uuidString.lowercased()
         let signed = try await ca.sign(AppStoreRetentionRequest(
             originalTransactionId: otid, appAppleId: settings.appAppleId,
             productId: config.product(id: subscription.productId)?.storekitProductId ?? subscription.productId,

@@ -165,7 +165,7 @@ struct BillingLedger: Sendable {
                 return (nil, result(of: running, fallback: terms))
             }
             var record = DiscountRecord(
-                id: "di_" + UUID().uuidString.lowercased(), subscriptionId: subscription.id, offerKey: key,
+                id: "di_" + UUID.random().uuidString.lowercased(), subscriptionId: subscription.id, offerKey: key,
                 percentOff: percent, freeDays: nil, duration: "once", durationInMonths: nil, startsAt: now, endsAt: nil
             )
             switch duration {
@@ -195,7 +195,7 @@ struct BillingLedger: Sendable {
             if subscription.trialEndsAt != nil, subscription.isTrial { subscription.trialEndsAt = extended }
             subscription.currentPeriodEnd = extended
             let record = DiscountRecord(
-                id: "di_" + UUID().uuidString.lowercased(), subscriptionId: subscription.id, offerKey: key,
+                id: "di_" + UUID.random().uuidString.lowercased(), subscriptionId: subscription.id, offerKey: key,
                 percentOff: nil, freeDays: days, duration: "free_period", durationInMonths: nil, startsAt: now,
                 endsAt: extended
             )

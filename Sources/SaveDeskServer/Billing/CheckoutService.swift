@@ -82,7 +82,7 @@ final class CheckoutService: Sendable {
                 currencyCode: price.currencyCode
             )
             var record = CheckoutRecord(
-                id: "txn_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20), customerId: userId,
+                id: "txn_" + UUID.random().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20), customerId: userId,
                 productId: product.id, status: "pending", amount: original, originalAmount: original, pendingAmount: 0,
                 currency: price.currencyCode, discountPercent: discount, trialType: nil, trialEnd: nil,
                 storekitOriginalTransactionId: facts.appStore?.originalTransactionId ?? ask.storekitOriginalTransactionId,
@@ -319,7 +319,7 @@ final class CheckoutService: Sendable {
             try await data.ledger.insert(subscription)
             if record.discountPercent > 0 {
                 try await data.ledger.insert(DiscountRecord(
-                    id: "di_" + UUID().uuidString.lowercased(), subscriptionId: subscription.id, offerKey: "switch_and_save",
+                    id: "di_" + UUID.random().uuidString.lowercased(), subscriptionId: subscription.id, offerKey: "switch_and_save",
                     percentOff: record.discountPercent, freeDays: nil, duration: "forever", durationInMonths: nil,
                     startsAt: now, endsAt: nil
                 ))

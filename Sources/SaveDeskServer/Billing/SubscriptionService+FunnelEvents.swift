@@ -12,7 +12,7 @@ extension SubscriptionService {
                 try await changes.customer(data, id: event.userId, scope: scope, now: clock.now(scope).unixSeconds)
             }
             try await data.funnelEvents.record(
-                id: "fe_" + UUID().uuidString.lowercased(), type: event.eventType.rawValue, userId: event.userId,
+                id: "fe_" + UUID.random().uuidString.lowercased(), type: event.eventType.rawValue, userId: event.userId,
                 productId: event.productId, screenName: event.screenName, metadata: metadata, livemode: scope.livemode,
                 at: clock.now(scope).unixSeconds
             )

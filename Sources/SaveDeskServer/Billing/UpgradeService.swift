@@ -151,7 +151,7 @@ final class UpgradeService: Sendable {
             ))
             if upgrade.creditMicros > 0 {
                 try await data.ledger.insert(DiscountRecord(
-                    id: "di_" + UUID().uuidString.lowercased(), subscriptionId: subscription.id, offerKey: "upgrade_credit:\(now)",
+                    id: "di_" + UUID.random().uuidString.lowercased(), subscriptionId: subscription.id, offerKey: "upgrade_credit:\(now)",
                     percentOff: nil, amountOffMicros: upgrade.creditMicros, freeDays: nil, duration: "once", durationInMonths: nil,
                     startsAt: now, endsAt: end + 1
                 ))

@@ -38,7 +38,7 @@ final class RetentionService: Sendable {
                 return ChangeTransaction.Change(output: try wire(latest, record: record), before: nil, after: nil, changed: confirmsNow)
             }
             let row = AppStoreCancellationRecord(
-                id: "asc_" + UUID().uuidString.lowercased(), customerId: customer.id, subscriptionId: record.id,
+                id: "asc_" + UUID.random().uuidString.lowercased(), customerId: customer.id, subscriptionId: record.id,
                 productId: product.id, readOutAt: now, readOutBy: scope.actor,
                 confirmedAt: Self.appleSaysOff(record) ? now : nil, livemode: record.livemode
             )

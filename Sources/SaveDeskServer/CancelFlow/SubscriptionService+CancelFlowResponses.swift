@@ -15,7 +15,7 @@ extension SubscriptionService {
             customerId: response.userId, action: "cancel_flow.response"
         ) { data, now in
             try await changes.customer(data, id: response.userId, scope: scope, now: now)
-            let id = "cr_" + UUID().uuidString.lowercased()
+            let id = "cr_" + UUID.random().uuidString.lowercased()
             try await data.cancelFlow.insert(.init(
                 id: id, customerId: response.userId, productId: response.productId, outcome: response.outcome.rawValue,
                 offerShown: response.offerShown, offerAccepted: response.offerAccepted, pauseShown: response.pauseShown,

@@ -43,7 +43,7 @@ final class WinBackService: Sendable {
                 ledger.restart(&web, periodEnd: BillingLedger.add(product.interval, to: now))
                 web.updatedAt = now
                 let discount = DiscountRecord(
-                    id: "di_" + UUID().uuidString.lowercased(), subscriptionId: web.id, offerKey: "win_back:\(now)",
+                    id: "di_" + UUID.random().uuidString.lowercased(), subscriptionId: web.id, offerKey: "win_back:\(now)",
                     percentOff: settings.discountPercent, freeDays: nil, duration: "repeating",
                     durationInMonths: settings.durationInMonths, startsAt: now,
                     endsAt: BillingLedger.add(.month, settings.durationInMonths, to: now)

@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import Prometheus
+import Synchronization
 
 /// The server's metrics, through swift-metrics on a Prometheus registry of this server's own (two
 /// servers in one process, as in the tests, never share figures). Served in Prometheus' text
@@ -36,13 +37,41 @@ final class ServerMetrics: Sendable {
     /// `savedesk_http_request_duration_seconds{operation}`; an error's code also counts in
     /// `savedesk_http_refusals_total{operation,code}`.
     func request(operation: String, status: Int, code: String?, duration: Duration) {
-        Counter(label: "savedesk_http_requests_total", dimensions: [("operation", operation), ("status", String(status))], factory: factory)
-            .increment()
-        CoreMetrics.Timer(label: "savedesk_http_request_duration_seconds", dimensions: [("operation", operation)], factory: factory)
-            .recordNanoseconds(Self.nanoseconds(duration))
-        if let code {
-            Counter(label: "savedesk_http_refusals_total", dimensions: [("operation", operation), ("code", code)], factory: factory).increment()
-        }
+        let key = RequestLabels(operation: operation, status: status, code: code)
+        let handles = requestHandles.withLock { $0[key] } ?? makeRequestHandles(key)
+        handles.requests.increment()
+        handles.duration.recordNanoseconds(Self.nanoseconds(duration))
+        handles.refusals?.increment()
+    }
+
+    /// One request's labels (bounded: see above).
+    private struct RequestLabels: Hashable {
+        var operation: String
+        var status: Int
+        var code: String?
+    }
+
+    /// The metrics one kind of request counts in, made once: making them asks the registry
+    /// (a lock, a dictionary of its own and label arrays) each time.
+    private struct RequestHandles: @unchecked Sendable {
+        let requests: CoreMetrics.Counter
+        let duration: CoreMetrics.Timer
+        let refusals: CoreMetrics.Counter?
+    }
+
+    private let requestHandles = Mutex<[RequestLabels: RequestHandles]>([:])
+
+    private func makeRequestHandles(_ labels: RequestLabels) -> RequestHandles {
+        let handles = RequestHandles(
+            requests: CoreMetrics.Counter(label: "savedesk_http_requests_total", dimensions: [("operation", labels.operation), ("status", String(labels.status))],
+                              factory: factory),
+            duration: CoreMetrics.Timer(label: "savedesk_http_request_duration_seconds", dimensions: [("operation", labels.operation)], factory: factory),
+            refusals: labels.code.map {
+                CoreMetrics.Counter(label: "savedesk_http_refusals_total", dimensions: [("operation", labels.operation), ("code", $0)], factory: factory)
+            }
+        )
+        requestHandles.withLock { $0[labels] = handles }
+        return handles
     }
 
     /// A request the rate limits refused (`savedesk_rate_limit_refusals_total{payer,budget}`):

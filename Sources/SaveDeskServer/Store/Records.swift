@@ -202,7 +202,7 @@ extension ChargeRecord {
     /// A charge for one period of a subscription, made at `at`.
     init(subscriptionId: String, amountMicros: Int64, currency: String, from start: Int64, to end: Int64, paid: Bool, at: Int64) {
         self.init(
-            id: "ch_" + UUID().uuidString.lowercased(), subscriptionId: subscriptionId, amountMicros: amountMicros,
+            id: "ch_" + UUID.random().uuidString.lowercased(), subscriptionId: subscriptionId, amountMicros: amountMicros,
             currency: currency, periodStart: start, periodEnd: end, status: paid ? "paid" : "failed", at: at
         )
     }
