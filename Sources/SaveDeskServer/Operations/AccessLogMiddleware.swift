@@ -11,7 +11,7 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     let logger: Logger
     let metrics: ServerMetrics
 
-    static var probes: Set<String> { ["getHealth", "getReadiness"] }
+    static func isProbe(_ operation: String) -> Bool { operation == "getHealth" || operation == "getReadiness" }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let trace = RequestTrace()
@@ -34,6 +34,9 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
         let operation = facts.operation ?? "none"
         let code = status >= 400 ? (facts.code ?? "http_\(status)") : nil
         metrics.request(operation: operation, status: status, code: code, duration: elapsed)
+        let level: Logger.Level = status < 400 && Self.isProbe(operation) ? .debug : .info
+        // The line is made only when it will be written.
+        guard logger.logLevel <= level else { return }
         var metadata: Logger.Metadata = [
             "request_id": .string(trace.id), "method": .string(request.method.rawValue), "operation": .string(operation),
             "status": .stringConvertible(status), "latency_ms": .string(Self.milliseconds(elapsed)),
@@ -41,7 +44,6 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
         if let actor = facts.actor { metadata["actor"] = .string(actor) }
         if let livemode = facts.livemode { metadata["mode"] = .string(livemode ? "live" : "test") }
         if let code { metadata["code"] = .string(code) }
-        let level: Logger.Level = status < 400 && Self.probes.contains(operation) ? .debug : .info
         logger.log(level: level, "request", metadata: metadata)
     }
 
