@@ -22,17 +22,9 @@ enum RawHTTP {
     static func exchange(
         port: Int, _ request: Data, timeout: Double = 10, from: UInt32? = nil, until: (@Sendable (String) -> Bool)? = nil
     ) async -> Reply {
-        await exchange(port: port, parts: [(request, 0)], timeout: timeout, from: from, until: until)
-    }
-
-    /// Sends each part on one connection, pausing after each for its seconds (a client that
-    /// keeps a connection and comes back later), then reads as `exchange` does.
-    static func exchange(
-        port: Int, parts: [(Data, Double)], timeout: Double = 10, from: UInt32? = nil, until: (@Sendable (String) -> Bool)? = nil
-    ) async -> Reply {
         await withCheckedContinuation { continuation in
             let thread = Thread {
-                continuation.resume(returning: exchangeBlocking(port: port, parts, timeout: timeout, from: from, until: until))
+                continuation.resume(returning: exchangeBlocking(port: port, request, timeout: timeout, from: from, until: until))
             }
             thread.start()
         }
@@ -57,7 +49,7 @@ enum RawHTTP {
     }
 
     private static func exchangeBlocking(
-        port: Int, _ parts: [(Data, Double)], timeout: Double, from: UInt32?, until: (@Sendable (String) -> Bool)? = nil
+        port: Int, _ request: Data, timeout: Double, from: UInt32?, until: (@Sendable (String) -> Bool)? = nil
     ) -> Reply {
         let started = Date()
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -74,16 +66,13 @@ enum RawHTTP {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { return Reply(status: 0, head: "", body: "connect failed", closed: true, seconds: 0) }
-        for (request, pause) in parts {
-            var sent = 0
-            request.withUnsafeBytes { buffer in
-                while sent < buffer.count {
-                    let n = send(fd, buffer.baseAddress! + sent, buffer.count - sent, Int32(MSG_NOSIGNAL))
-                    if n <= 0 { break }
-                    sent += n
-                }
+        var sent = 0
+        request.withUnsafeBytes { buffer in
+            while sent < buffer.count {
+                let n = send(fd, buffer.baseAddress! + sent, buffer.count - sent, Int32(MSG_NOSIGNAL))
+                if n <= 0 { break }
+                sent += n
             }
-            if pause > 0 { Thread.sleep(forTimeInterval: pause) }
         }
         var received = Data()
         var closed = false

@@ -47,10 +47,7 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Bytes dropped since the connection started closing.
     private var lingered = 0
     private var answered = 0
-    /// When the current wait ends (nil: nothing is awaited), and the task that checks it.
-    private var deadline: NIODeadline?
     private var timer: Scheduled<Void>?
-    private var timerFiresAt: NIODeadline?
 
     init(limits: Limits) { self.limits = limits }
 
@@ -65,7 +62,7 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) { stop() }
+    func handlerRemoved(context: ChannelHandlerContext) { disarm() }
 
     func channelActive(context: ChannelHandlerContext) {
         arm(context, after: limits.headTimeout)
@@ -73,7 +70,7 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        stop()
+        disarm()
         context.fireChannelInactive()
     }
 
@@ -150,28 +147,11 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Starts the wait for what `state` expects, ending `delay` from now. Re-arming moves a
-    /// deadline, not a timer: the scheduled task fires at the earliest deadline it was set for
-    /// and, finding the deadline moved later meanwhile, waits again for the rest. So a kept-alive
-    /// connection's requests cost no scheduling of their own (it was four timer operations on
-    /// the event loop per request).
     private func arm(_ context: ChannelHandlerContext, after delay: TimeAmount) {
-        let due = NIODeadline.now() + delay
-        deadline = due
-        if let firesAt = timerFiresAt, firesAt <= due { return }
-        schedule(context, at: due)
-    }
-
-    private func schedule(_ context: ChannelHandlerContext, at due: NIODeadline) {
-        timer?.cancel()
-        timerFiresAt = due
+        disarm()
         let loop = context.eventLoop.assumeIsolatedUnsafeUnchecked()
-        timer = loop.scheduleTask(deadline: due) { [self] in
+        timer = loop.scheduleTask(in: delay) { [self] in
             timer = nil
-            timerFiresAt = nil
-            guard let deadline else { return }  // disarmed meanwhile
-            if deadline > NIODeadline.now() { return schedule(context, at: deadline) }
-            self.deadline = nil
             switch state {
             case .waitingForHead where answered > 0:
                 // A kept-alive connection left idle: close it quietly.
@@ -188,15 +168,9 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Nothing is awaited (a pending task that fires finds no deadline).
-    private func disarm() { deadline = nil }
-
-    /// The connection is gone or the handler removed: the pending task too.
-    private func stop() {
-        deadline = nil
+    private func disarm() {
         timer?.cancel()
         timer = nil
-        timerFiresAt = nil
     }
 
     /// Answers in the wire envelope (unless an answer is already on its way) and closes.
