@@ -70,18 +70,6 @@ struct StoreTests {
         await store.close()
     }
 
-    /// The writer keeps its savepoints' undo pages in memory (no temporary file written for
-    /// each member of a group commit); durability is the WAL's, at synchronous=FULL.
-    @Test func theWriterKeepsSavepointJournalsInMemory() async throws {
-        let store = try await Self.open()
-        let settings = try await store.exclusive { db in
-            (try await db.raw("PRAGMA temp_store").first()?.decode(column: "temp_store", as: Int.self),
-             try await db.raw("PRAGMA synchronous").first()?.decode(column: "synchronous", as: Int.self))
-        }
-        #expect(settings.0 == 2 && settings.1 == 2, "temp_store MEMORY (2), synchronous FULL (2)")
-        await store.close()
-    }
-
     @Test func aReaderCannotWrite() async throws {
         let store = try await Self.open()
         await #expect(throws: (any Error).self) {

@@ -69,12 +69,6 @@ final class SQLiteEngine: StoreEngine {
         _ = try await db.raw("PRAGMA journal_mode=WAL").all()
         try await db.raw("PRAGMA foreign_keys=ON").run()
         try await db.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: durability.rawValue)")).run()
-        // Each member of a group commit runs in a savepoint, whose undo copies (the statement
-        // journal of the pages it changes first) went to a temporary file: a pwrite(2) on the
-        // writer's path for nearly every insert. They matter only to roll a savepoint back inside
-        // the open transaction, never to the commit's durability, so they stay in memory (a
-        // group's pages: small). The readers keep large sorts on disk.
-        try await db.raw("PRAGMA temp_store=MEMORY").run()
         var readers: [SQLiteConnection] = []
         for _ in 0..<readerCount {
             let reader = try await connect()
