@@ -18,20 +18,7 @@ enum Schema {
     /// from them and rows only for the partial hours at its ends. Filled from the responses
     /// already stored.
     private static func hourlyRollups(flag: String) -> [String] {
-        [
-            """
-            CREATE TABLE cancel_flow_hourly (
-                livemode \(flag) NOT NULL, hour BIGINT NOT NULL, actor TEXT NOT NULL, outcome TEXT NOT NULL, n BIGINT NOT NULL,
-                offer_shown BIGINT NOT NULL, offer_accepted BIGINT NOT NULL, pause_shown BIGINT NOT NULL,
-                pause_accepted BIGINT NOT NULL, PRIMARY KEY (livemode, hour, actor, outcome))
-            """,
-            """
-            CREATE TABLE cancel_flow_hourly_counts (
-                livemode \(flag) NOT NULL, actor TEXT NOT NULL, hour BIGINT NOT NULL, dimension TEXT NOT NULL,
-                question_id INTEGER NOT NULL, value INTEGER NOT NULL, n BIGINT NOT NULL,
-                PRIMARY KEY (livemode, actor, hour, dimension, question_id, value))
-            """,
-        ] + addToRollups(.hour, responses: "cancel_flow_responses", answers: "cancel_flow_answers", upsert: false)
+        rollupTables(.hour, flag: flag) + addToRollups(.hour, responses: "cancel_flow_responses", answers: "cancel_flow_answers", upsert: false)
     }
 
     /// Apple's cancel page: each real-time retention request once (by Apple's request
@@ -135,19 +122,7 @@ enum Schema {
     /// The cancel-flow funnel's daily rollups (see `CancelFlowResponseRepository`), filled from
     /// the responses already stored.
     private static func rollups(flag: String) -> [String] {
-        [
-            """
-            CREATE TABLE cancel_flow_daily (
-                livemode \(flag) NOT NULL, day BIGINT NOT NULL, actor TEXT NOT NULL, outcome TEXT NOT NULL, n BIGINT NOT NULL,
-                offer_shown BIGINT NOT NULL, offer_accepted BIGINT NOT NULL, pause_shown BIGINT NOT NULL,
-                pause_accepted BIGINT NOT NULL, PRIMARY KEY (livemode, day, actor, outcome))
-            """,
-            """
-            CREATE TABLE cancel_flow_daily_counts (
-                livemode \(flag) NOT NULL, actor TEXT NOT NULL, day BIGINT NOT NULL, dimension TEXT NOT NULL,
-                question_id INTEGER NOT NULL, value INTEGER NOT NULL, n BIGINT NOT NULL,
-                PRIMARY KEY (livemode, actor, day, dimension, question_id, value))
-            """,
+        rollupTables(.day, flag: flag) + [
             // The rows are read only for the partial days at a range's ends: by time first,
             // covering what the funnel counts, so those reads are short index ranges.
             "DROP INDEX cancel_flow_responses_funnel",
@@ -159,6 +134,25 @@ enum Schema {
             "DROP INDEX cancel_flow_answers_counts",
             "CREATE INDEX cancel_flow_answers_counts ON cancel_flow_answers (livemode, created_at, question_id, option_id, has_text, actor)",
         ] + fillRollups([.day])
+    }
+
+    /// The two rollup tables of `grain`: per actor and outcome, and per value of each chart.
+    private static func rollupTables(_ grain: CancelFlowRollups.Grain, flag: String) -> [String] {
+        let key = grain.column
+        return [
+            """
+            CREATE TABLE \(grain.table) (
+                livemode \(flag) NOT NULL, \(key) BIGINT NOT NULL, actor TEXT NOT NULL, outcome TEXT NOT NULL, n BIGINT NOT NULL,
+                offer_shown BIGINT NOT NULL, offer_accepted BIGINT NOT NULL, pause_shown BIGINT NOT NULL,
+                pause_accepted BIGINT NOT NULL, PRIMARY KEY (livemode, \(key), actor, outcome))
+            """,
+            """
+            CREATE TABLE \(grain.countsTable) (
+                livemode \(flag) NOT NULL, actor TEXT NOT NULL, \(key) BIGINT NOT NULL, dimension TEXT NOT NULL,
+                question_id INTEGER NOT NULL, value INTEGER NOT NULL, n BIGINT NOT NULL,
+                PRIMARY KEY (livemode, actor, \(key), dimension, question_id, value))
+            """,
+        ]
     }
 
     /// Fills the (empty) rollup tables from the stored responses and answers. (Migration 6 made
