@@ -78,6 +78,8 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                // Stripe's API, when it keeps the web subscriptions.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             resources: [.copy("Demo/Files")]
         ),
@@ -237,8 +239,11 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                // The Stripe double.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
-            resources: [.copy("Configs")]
+            resources: [.copy("Configs"), .copy("Fixtures")]
         ),
     ],
     swiftLanguageModes: [.v6]

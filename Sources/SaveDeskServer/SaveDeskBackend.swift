@@ -28,6 +28,12 @@ public enum SaveDeskBackend {
         public var drainDelay: Duration?
         /// Overrides the config's metrics listener (`--metrics-listen`).
         public var metrics: ServerConfig.MetricsSettings?
+        /// How often the Stripe reconcile job runs, and how long an action must have been open
+        /// (seconds) before it reads it back from Stripe.
+        public var stripeReconcileInterval: Duration = .seconds(30)
+        public var stripeReconcileAge: Int64 = 60
+        /// Overrides the Stripe client's first retry wait (tests).
+        public var stripeRetryDelay: Duration? = nil
 
         public init(
             testClock: Bool = false, purgeInterval: Duration = .seconds(600), readTimeout: Duration? = nil,
@@ -184,7 +190,12 @@ public enum SaveDeskBackend {
         let settlement = Settlement(config: config)
         let admission = CustomerAdmission(config.rateLimits, logger: logger, metrics: metrics)
         let changes = ChangeTransaction(store: store, clock: dataClock, settlement: settlement, admission: admission)
-        let subscriptions = SubscriptionService(store: store, changes: changes, clock: dataClock, config: config)
+        let stripe = config.billing.stripe.map {
+            var settings = $0
+            if let delay = options.stripeRetryDelay { settings.retryBaseDelay = delay }
+            return StripeBilling(settings: settings, config: config, changes: changes, clock: dataClock, logger: logger)
+        }
+        let subscriptions = SubscriptionService(store: store, changes: changes, clock: dataClock, config: config, stripe: stripe)
         let portal = PortalService(store: store, changes: changes, clock: dataClock, config: config, subscriptions: subscriptions)
         let dataDirectory = options.dataDirectory.map { URL(fileURLWithPath: $0) } ?? store.defaultDataDirectory
         let appStore = try AppStoreService(
@@ -217,7 +228,7 @@ public enum SaveDeskBackend {
             catalog: try CatalogService(store: store, clock: dataClock, config: config, switchAndSave: switchAndSave),
             cancelFlowConfig: try WireMapping.convert(config.cancelFlow.config), readiness: readiness,
             customers: CustomerService(store: store, changes: changes, clock: dataClock), events: events,
-            retentionMessaging: retentionMessaging
+            retentionMessaging: retentionMessaging, stripeWebhooks: stripe.map(StripeWebhookService.init(billing:))
         )
 
         let keys = KeyRing(config.apiKeys)
@@ -227,12 +238,12 @@ public enum SaveDeskBackend {
         router.add(middleware: RateLimitMiddleware(limiter: RateLimiter(config.rateLimits, metrics: metrics), keys: keys))
         try handlers.registerHandlers(
             on: router, serverURL: URL(string: "/")!, configuration: .wire,
-            middlewares: [APIMiddleware(keys: keys, spec: spec, logger: logger) { key, operation, principal in
+            middlewares: [APIMiddleware(keys: keys, spec: spec, logger: logger, storedFingerprint: { key, operation, principal in
                 try await changes.storedFingerprint(key: key, operation: operation, principal: principal)
-            } prepare: { scope in
+            }, prepare: { scope in
                 // Another instance may have moved test time: read the offset it committed.
                 if store.isShared, options.testClock, !scope.livemode { try await dataClock.reload(from: store) }
-            }, ConstantResponses(operations: ["getCancelFlowConfig"])]
+            }, stripeSignature: stripe.map(Self.signatureCheck)), ConstantResponses(operations: ["getCancelFlowConfig"])]
         )
         // The pages outside the API, each named for the access log and the metrics (never by path:
         // a portal path holds its token).
@@ -287,6 +298,12 @@ public enum SaveDeskBackend {
                 }
             },
         ]
+        if let stripe {
+            // Actions a failure left open (sent to Stripe, not recorded here), read back from Stripe.
+            services.append(PeriodicJob(name: Self.stripeReconcileJob, interval: options.stripeReconcileInterval, logger: logger, board: jobs, metrics: metrics) {
+                try await stripe.reconcile(olderThan: options.stripeReconcileAge)
+            })
+        }
         if let settings = options.metrics ?? config.metrics {
             services.append(MetricsListener.application(settings: settings, metrics: metrics, logger: logger) { port in
                 await onMetrics("\(settings.host.contains(":") ? "[\(settings.host)]" : settings.host):\(port)")
@@ -311,7 +328,12 @@ public enum SaveDeskBackend {
     }
 
     /// The periodic jobs' names (logs, metrics, readiness).
-    static let purgeJob = "purge", foldJob = "cancel-flow fold"
+    /// The API middleware's check of a Stripe webhook's signature.
+    private static func signatureCheck(_ stripe: StripeBilling) -> @Sendable (String?, Data) throws(SaveDeskError) -> Bool {
+        { header, body throws(SaveDeskError) in try stripe.verifySignature(header: header, body: body) }
+    }
+
+    static let purgeJob = "purge", foldJob = "cancel-flow fold", stripeReconcileJob = "stripe reconcile"
 
     static func html(_ page: PortalService.Page) -> Response {
         Response(

@@ -91,7 +91,7 @@ struct LayerImportTests {
     /// The server's features, one folder each; its top holds only the entry points.
     static let serverFolders: Set<String> = [
         "", "App", "App/Logging", "App/RateLimits", "Config", "Store", "Repositories", "Validation", "Billing", "CancelFlow",
-        "SwitchAndSave", "AppStore", "Desk", "Portal", "Demo", "Operations", "Customers", "Events",
+        "SwitchAndSave", "AppStore", "Desk", "Portal", "Demo", "Operations", "Customers", "Events", "Stripe",
     ]
 
     @Test func theServerLivesInFeatureFolders() throws {

@@ -249,10 +249,14 @@ struct CancelFlowRollupTests {
                 try await db.raw("DROP TABLE desk_events").run()
                 try await db.raw("DROP TABLE desk_event_horizon").run()
                 try await db.raw("DROP TABLE retention_requests").run()
+                try await db.raw("DROP INDEX subscriptions_provider").run()
+                try await db.raw("DROP TABLE stripe_events").run()
+                try await db.raw("DROP TABLE stripe_actions").run()
                 for (table, column) in [("idempotency_records", "livemode"), ("portal_sessions", "livemode"), ("customers", "kind"),
                                         ("customers", "story"), ("customers", "list_rank"), ("customers", "created_by"),
                                         ("customers", "app_account_token"), ("customers", "billing_customer_id"),
-                                        ("appstore_notifications", "signed_payload")] {
+                                        ("appstore_notifications", "signed_payload"), ("subscriptions", "provider_id"),
+                                        ("subscriptions", "provider_synced_at")] {
                     try await db.raw("ALTER TABLE \(unsafeRaw: table) DROP COLUMN \(unsafeRaw: column)").run()
                 }
                 try await db.delete(from: "schema_migrations").where("version", .greaterThanOrEqual, 6).run()

@@ -50,7 +50,8 @@ struct TestServer {
     static func start(
         directory: URL? = nil, clock: ManualClock? = nil, seed: Bool = true, config: ServerConfig? = nil, testClock: Bool = true,
         readTimeout: Duration? = nil, purgeInterval: Duration = .seconds(600), seedFile: String? = nil,
-        logger: Logger = .init(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        logger: Logger = .init(label: "test") { _ in SwiftLogNoOpLogHandler() },
+        adjust: (inout SaveDeskBackend.Options) -> Void = { _ in }
     ) async throws -> TestServer {
         let directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-test-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -60,12 +61,11 @@ struct TestServer {
         if seed {
             _ = try await DemoSeed.apply(file: try seedFile ?? #require(DemoSeed.demoSeedPath), config: config, databasePath: path, now: clock.now())
         }
-        let running = try await SaveDeskBackend.start(
-            config: config, databasePath: path, clock: clock, options: .init(
-                testClock: testClock, purgeInterval: purgeInterval, readTimeout: readTimeout, dataDirectory: directory.path
-            ),
-            logger: logger
+        var options = SaveDeskBackend.Options(
+            testClock: testClock, purgeInterval: purgeInterval, readTimeout: readTimeout, dataDirectory: directory.path
         )
+        adjust(&options)
+        let running = try await SaveDeskBackend.start(config: config, databasePath: path, clock: clock, options: options, logger: logger)
         return TestServer(running: running, clock: clock, directory: directory, config: config)
     }
 

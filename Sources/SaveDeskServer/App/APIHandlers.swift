@@ -27,6 +27,8 @@ struct APIHandlers: APIProtocol {
     let events: EventHub
     /// Apple's cancel page.
     let retentionMessaging: RetentionMessagingService
+    /// Stripe's webhook events (nil: billing is SaveDesk's own ledger).
+    var stripeWebhooks: StripeWebhookService? = nil
 
     func getHealth(_ input: Operations.GetHealth.Input) async throws -> Operations.GetHealth.Output {
         .ok(.init(body: .json(.init(status: .alive))))
@@ -333,6 +335,17 @@ struct APIHandlers: APIProtocol {
         let scope = try RequestScope.ofRequest()
         guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
         return .ok(.init(body: .json(try await appStore.receive(body, scope: scope))))
+    }
+
+    func receiveStripeEvent(_ input: Operations.ReceiveStripeEvent.Input) async throws -> Operations.ReceiveStripeEvent.Output {
+        let scope = try RequestScope.ofRequest()
+        guard case .json(let body) = input.body else { throw SaveDeskError.badRequest("expected JSON") }
+        guard let stripeWebhooks else {
+            throw SaveDeskError.unprocessable("this server does not keep billing on Stripe", code: "stripe_not_configured")
+        }
+        // The object is Stripe's: read as Stripe's own shape (the spec checked the envelope).
+        let event = try JSONDecoder().decode(StripeEvent.self, from: JSONEncoder().encode(body))
+        return .ok(.init(body: .json(.init(status: try await stripeWebhooks.receive(event, scope: scope)))))
     }
 
     func answerRetentionMessage(_ input: Operations.AnswerRetentionMessage.Input) async throws -> Operations.AnswerRetentionMessage.Output {

@@ -22,6 +22,11 @@ struct APIMiddleware: ServerMiddleware {
     let storedFingerprint: @Sendable (_ key: String, _ operation: String, _ principal: String) async throws -> String?
     /// Runs once a request is authorized, before its operation (the shared test clock).
     var prepare: @Sendable (RequestScope) async throws -> Void = { _ in }
+    /// Checks a Stripe webhook's `Stripe-Signature` over its raw body and answers the mode of the
+    /// account whose secret signed it (nil: this server has no Stripe account).
+    var stripeSignature: (@Sendable (_ header: String?, _ body: Data) throws(SaveDeskError) -> Bool)? = nil
+
+    static let stripeSignatureHeader = HTTPField.Name("Stripe-Signature")!
 
     static let keyHeader = HTTPField.Name("X-ZeroSettle-Key")!
     static let requestIdHeader = HTTPField.Name("X-Request-Id")!
@@ -51,6 +56,15 @@ struct APIMiddleware: ServerMiddleware {
             scope.expectedVersion = try Self.versionPrecondition(request, scope: scope)
             bodyRead = true
             let data = try await collect(body, request: request, limit: operation.bodyLimit)
+            if operation.audience == .stripeWebhook {
+                // Signed over the raw body: checked before the body is parsed, and the secret that
+                // matched sets the mode.
+                guard let verify = stripeSignature else {
+                    throw SaveDeskError.unprocessable("this server does not keep billing on Stripe", code: "stripe_not_configured")
+                }
+                scope.livemode = try verify(request.headerFields[Self.stripeSignatureHeader], data ?? Data())
+                RequestTrace.note { [scope] in $0.livemode = scope.livemode }
+            }
             // Read within the operation's limits (lists, strings, values, depth) as it is parsed.
             let limits = StrictJSON.Limits(maxValues: operation.bodyValueLimit)
             let parsed: Result<StrictJSON, StrictJSON.Failure>? = data.map { data in
@@ -137,6 +151,10 @@ struct APIMiddleware: ServerMiddleware {
             // Apple calls it: the signed payload is the proof, checked by the handler, which also
             // sets the mode from the signed environment.
             return RequestScope(actor: "app_store", principal: "app_store", requestId: requestId, livemode: false)
+        case .stripeWebhook:
+            // Stripe calls it: the signature over the body is the proof, checked once the body is
+            // read; the mode is the signing account's.
+            return RequestScope(actor: "stripe", principal: "stripe", requestId: requestId, livemode: false)
         case .anyone:
             // A probe: it reads no customer's data, so it acts in neither mode's name.
             return RequestScope(actor: "probe", principal: "probe", requestId: requestId, livemode: false)

@@ -22,7 +22,7 @@ struct Settlement: Sendable {
         guard let customer = try await data.customers.find(id: customerId), customer.livemode == scope.livemode else { return [] }
         var taken: [(subscriptionId: String, steps: [String])] = []
         let all = try await data.ledger.subscriptions(customerId: customerId)
-        for var subscription in all where subscription.source == .web {
+        for var subscription in all where subscription.source == .web && subscription.providerId == nil {  // Stripe bills its own
             let before = subscription
             let discounts = try await data.ledger.discounts(subscriptionId: subscription.id)
             let group = config.product(id: subscription.productId)?.subscriptionGroupId

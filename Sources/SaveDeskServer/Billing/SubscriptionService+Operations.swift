@@ -10,12 +10,24 @@ extension SubscriptionService {
     /// ledger change it, save it, and audit it with its before and after, in one transaction. The
     /// body sets `wroteMore` when it wrote something besides the subscription (a discount, a
     /// charge); a request that changes nothing is answered without an audit row.
+    ///
+    /// When Stripe keeps the subscription, `stripe` says what the change sends there (from the
+    /// subscription before and after a rolled-back preview of it; nil: nothing to send), and the
+    /// change is made as `StripeBilling` describes: Stripe first, then here with Stripe's answer.
     func changeSubscription<Request: Encodable & Sendable, Output: Codable & Sendable>(
         _ scope: RequestScope, operation: String, request: Request, idempotencyKey: String?, userId: String, product: ServerConfig.ProductConfig,
         action: String, verb: String,
+        stripe change: (@Sendable (_ before: SubscriptionRecord, _ after: SubscriptionRecord, _ wroteMore: Bool) -> StripeBilling.Change?)? = nil,
         _ body: (_ subscription: inout SubscriptionRecord, _ data: Repositories, _ now: Int64, _ wroteMore: inout Bool) async throws -> Output
     ) async throws -> Output {
-        try await changes.mutate(
+        var sent: (answer: StripeSubscription, key: String)?
+        if let stripe, let change {
+            sent = try await sendToStripe(
+                stripe, scope, operation: operation, idempotencyKey: idempotencyKey, userId: userId, product: product, verb: verb,
+                change: change, body
+            )
+        }
+        return try await changes.mutate(
             scope, operation: operation, request: request, idempotencyKey: idempotencyKey, customerId: userId, action: action
         ) { data, now in
             let customer = try await data.customers.inScope(userId, scope, at: now)
@@ -23,12 +35,73 @@ extension SubscriptionService {
             let before = subscription
             var wroteMore = false
             let output = try await body(&subscription, data, now, &wroteMore)
+            if let sent {
+                StripeBilling.apply(sent.answer, to: &subscription, syncedAt: now)
+                try await data.stripe.finishAction(key: sent.key, at: now, outcome: "applied")
+            }
             if subscription != before {
                 subscription.updatedAt = now
                 try await data.ledger.update(subscription)
             }
             return Change(output: output, before: before, after: subscription, changed: wroteMore || subscription != before)
         }
+    }
+
+    /// Steps 1 and 2 of a change Stripe keeps (`StripeBilling`): the preview, rolled back; then
+    /// the action recorded as open and sent. Nil when there is nothing to send (not a Stripe
+    /// subscription, the same answer as before, a replayed Idempotency-Key).
+    private func sendToStripe(
+        _ stripe: StripeBilling, _ scope: RequestScope, operation: String, idempotencyKey: String?, userId: String,
+        product: ServerConfig.ProductConfig, verb: String,
+        change: @Sendable (_ before: SubscriptionRecord, _ after: SubscriptionRecord, _ wroteMore: Bool) -> StripeBilling.Change?,
+        _ body: (_ subscription: inout SubscriptionRecord, _ data: Repositories, _ now: Int64, _ wroteMore: inout Bool) async throws -> some Sendable
+    ) async throws -> (answer: StripeSubscription, key: String)? {
+        if let idempotencyKey, try await changes.storedFingerprint(key: idempotencyKey, operation: operation, principal: scope.principal) != nil {
+            return nil  // answered before: the change replays its answer and sends nothing
+        }
+        var preview = Preview(before: nil, after: nil, wroteMore: false)
+        do {
+            try await store.transaction(key: "customer:" + userId) { data in
+                let now = clock.now(scope).unixSeconds
+                try await changes.settlement.settle(data, customerId: userId, now: now, scope: scope)
+                let customer = try await data.customers.inScope(userId, scope, at: now)
+                var subscription = try await data.ledger.target(customer: customer, product: product, action: verb)
+                guard subscription.providerId != nil else { throw Preview(before: nil, after: nil, wroteMore: false) }
+                let before = subscription
+                var wroteMore = false
+                _ = try await body(&subscription, data, now, &wroteMore)
+                throw Preview(before: before, after: subscription, wroteMore: wroteMore)
+            }
+        } catch let done as Preview {
+            preview = done
+        }
+        guard let before = preview.before, let after = preview.after, let providerId = before.providerId,
+            after != before || preview.wroteMore, let sending = change(before, after, preview.wroteMore)
+        else { return nil }
+        let client = try stripe.client(livemode: scope.livemode)
+        let key = StripeBilling.idempotencyKey(scope, operation: operation, idempotencyKey: idempotencyKey, before: before, change: sending)
+        try await store.transaction(key: "customer:" + userId) { data in
+            try await data.stripe.startAction(StripeActionRecord(
+                idempotencyKey: key, livemode: scope.livemode, customerId: userId, subscriptionId: before.id, operation: operation,
+                startedAt: clock.now(scope).unixSeconds
+            ))
+        }
+        do throws(StripeClient.Failure) {
+            return (try await stripe.send(sending, providerId: providerId, key: key, client: client), key)
+        } catch {
+            if case .refused(_, let refusal) = error {
+                // Stripe changed nothing: the action is over.
+                try await store.transaction(key: "customer:" + userId) { data in
+                    try await data.stripe.finishAction(key: key, at: clock.now(scope).unixSeconds, outcome: "refused: \(refusal.code ?? refusal.type)")
+                }
+            }
+            throw StripeBilling.answer(error)
+        }
+    }
+
+    /// A change previewed in a transaction that is then rolled back (thrown out of it).
+    private struct Preview: Error {
+        let before: SubscriptionRecord?, after: SubscriptionRecord?, wroteMore: Bool
     }
 
     func acceptSaveOffer(_ request: Schemas.UserProductRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.SaveOfferResult {
@@ -38,7 +111,22 @@ extension SubscriptionService {
         }
         return try await changeSubscription(
             scope, operation: "acceptSaveOffer", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
-            product: product, action: "subscription.accept_offer", verb: "discount"
+            product: product, action: "subscription.accept_offer", verb: "discount",
+            stripe: { before, after, wroteMore in
+                var change = StripeBilling.Change()
+                if !before.willRenew { change.form.add("cancel_at_period_end", false) }
+                switch terms {
+                case .discount(let percent, let duration):
+                    guard wroteMore else { return change.form.pairs.isEmpty ? nil : change }
+                    change.coupon = (percent, duration)
+                case .freePeriod:
+                    // A free period moves the next charge: the trial (Stripe's way of not charging) runs to the new date.
+                    guard let end = after.trialEndsAt ?? after.currentPeriodEnd, end != (before.trialEndsAt ?? before.currentPeriodEnd) else { break }
+                    change.form.add("trial_end", end)
+                    change.form.add("proration_behavior", "none")
+                }
+                return change.form.pairs.isEmpty && change.coupon == nil ? nil : change
+            }
         ) { subscription, data, now, wroteMore in
             let existing = try await data.ledger.discounts(subscriptionId: subscription.id)
             let (discount, result) = try ledger.acceptOffer(
@@ -78,7 +166,13 @@ extension SubscriptionService {
         }
         return try await changeSubscription(
             scope, operation: "pauseSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
-            product: product, action: "subscription.pause", verb: "pause"
+            product: product, action: "subscription.pause", verb: "pause",
+            stripe: { [behavior = stripe?.settings.pauseBehavior ?? "void"] _, after, _ in
+                var change = StripeBilling.Change()
+                change.form.add("pause_collection[behavior]", behavior)
+                if let resumes = after.pauseResumesAt { change.form.add("pause_collection[resumes_at]", resumes) }
+                return change
+            }
         ) { subscription, _, now, _ in
             let resumes = try ledger.pause(&subscription, days: days, productName: product.displayName, now: now)
             return Schemas.PauseResponse(resumesAt: Date(unixSeconds: resumes))
@@ -89,7 +183,12 @@ extension SubscriptionService {
         let product = try config.requireProduct(request.productId)
         return try await changeSubscription(
             scope, operation: "resumeSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
-            product: product, action: "subscription.resume", verb: "resume"
+            product: product, action: "subscription.resume", verb: "resume",
+            stripe: { _, _, _ in
+                var change = StripeBilling.Change()
+                change.form.add("pause_collection", "")  // an empty value clears the pause
+                return change
+            }
         ) { subscription, _, now, _ in
             try ledger.resume(&subscription, productName: product.displayName, now: now)
             return Schemas.ResumeResponse(status: subscription.status, resumedAt: Date(unixSeconds: now))
@@ -103,7 +202,14 @@ extension SubscriptionService {
         let immediate = request.immediate ?? false
         return try await changeSubscription(
             scope, operation: "cancelSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
-            product: product, action: immediate ? "subscription.cancel_now" : "subscription.cancel_at_period_end", verb: "cancel"
+            product: product, action: immediate ? "subscription.cancel_now" : "subscription.cancel_at_period_end", verb: "cancel",
+            stripe: { _, after, _ in
+                var change = StripeBilling.Change()
+                change.cancelNow = immediate
+                if !immediate { change.form.add("cancel_at_period_end", true) }
+                if let reason = after.cancelReason { change.form.add("cancellation_details[comment]", String(reason.prefix(500))) }
+                return change
+            }
         ) { subscription, data, now, _ in
             let latestReason = try await latestCancelReason(data, customerId: request.userId, productId: product.id)
             let (cancelledAt, accessUntil) = try ledger.cancel(
@@ -121,7 +227,12 @@ extension SubscriptionService {
         let product = try config.requireProduct(request.productId)
         return try await changeSubscription(
             scope, operation: "reactivateSubscription", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
-            product: product, action: "subscription.reactivate", verb: "reactivate"
+            product: product, action: "subscription.reactivate", verb: "reactivate",
+            stripe: { _, _, _ in
+                var change = StripeBilling.Change()
+                change.form.add("cancel_at_period_end", false)
+                return change
+            }
         ) { subscription, _, _, _ in
             try ledger.reactivate(&subscription, productName: product.displayName)
             return Schemas.ReactivateResponse(

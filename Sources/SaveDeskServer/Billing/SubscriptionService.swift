@@ -10,14 +10,17 @@ final class SubscriptionService: Sendable {
     let clock: DataClock
     let config: ServerConfig
     let ledger: BillingLedger
+    /// With `[billing] provider = "stripe"`: the web subscriptions Stripe keeps are changed there.
+    let stripe: StripeBilling?
 
     typealias Change<Output: Sendable> = ChangeTransaction.Change<Output>
 
-    init(store: Store, changes: ChangeTransaction, clock: DataClock, config: ServerConfig) {
+    init(store: Store, changes: ChangeTransaction, clock: DataClock, config: ServerConfig, stripe: StripeBilling? = nil) {
         self.store = store
         self.changes = changes
         self.clock = clock
         self.config = config
+        self.stripe = stripe
         ledger = changes.settlement.ledger
     }
 }

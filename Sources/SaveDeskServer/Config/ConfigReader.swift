@@ -32,7 +32,8 @@ public enum ConfigReader {
         let cancelFlow = readCancelFlow(root.table("cancel_flow", required: true), issues: issues)
         let campaign = root.table("switch_and_save").flatMap { readCampaign($0, products: products) }
         let keys = readKeys(root)
-        let billing = readBilling(root.table("billing"))
+        var billing = readBilling(root.table("billing"))
+        billing.stripe = root.table("billing").flatMap { readStripe($0, products: products, keys: keys) }
         let winBack = root.table("win_back").flatMap(readWinBack)
         let appStore = root.table("app_store").flatMap(readAppStore)
         let server = readServer(root.table("server"))
@@ -607,7 +608,7 @@ public enum ConfigReader {
     }
 
     static func readBilling(_ node: TOMLNode?) -> ServerConfig.BillingSettings {
-        node?.allowOnly(["retry_window_days", "billing_retry_grants_access", "portal_session_minutes"])
+        node?.allowOnly(["retry_window_days", "billing_retry_grants_access", "portal_session_minutes", "provider", "stripe"])
         return ServerConfig.BillingSettings(
             retryWindowDays: node?.int("retry_window_days", required: false, in: 1...60) ?? 14,
             lifecyclePolicy: Lifecycle.Policy(
@@ -615,5 +616,109 @@ public enum ConfigReader {
             ),
             portalSessionMinutes: node?.int("portal_session_minutes", required: false, in: 1...1440) ?? 30
         )
+    }
+
+    // MARK: Stripe
+
+    /// `provider = "stripe"` and `[billing.stripe]`: an account for each mode the API keys serve,
+    /// its secret key's prefix matching that mode, and a price for every product sold on the web.
+    static func readStripe(_ billing: TOMLNode, products: [ServerConfig.ProductConfig], keys: [APIKey]) -> StripeSettings? {
+        let provider = billing.string("provider", required: false) ?? "ledger"
+        guard provider == "stripe" else {
+            if provider != "ledger" { billing.issues.add(billing.child("provider"), "must be ledger or stripe, got \"\(provider)\"") }
+            if billing.has("stripe") { billing.issues.add(billing.child("stripe"), "is read only with provider = \"stripe\"") }
+            return nil
+        }
+        guard let node = billing.table("stripe", required: true) else { return nil }
+        node.allowOnly(["api_base", "timeout_seconds", "max_retries", "webhook_tolerance_seconds", "pause_behavior", "test", "live"])
+        let apiBase = node.string("api_base", required: false) ?? "https://api.stripe.com"
+        if let url = URL(string: apiBase), let host = url.host {
+            let loopback = ["127.0.0.1", "localhost", "::1"].contains(host)
+            if url.scheme != "https", !(url.scheme == "http" && loopback) {
+                node.issues.add(node.child("api_base"), "must be https (plain http only on loopback, for a local double)")
+            }
+        } else {
+            node.issues.add(node.child("api_base"), "not a URL: \"\(apiBase)\"")
+        }
+        var settings = StripeSettings(
+            apiBase: apiBase, timeoutSeconds: node.int("timeout_seconds", required: false, in: 1...120) ?? 20,
+            maxRetries: node.int("max_retries", required: false, in: 0...10) ?? 2,
+            webhookToleranceSeconds: node.int("webhook_tolerance_seconds", required: false, in: 10...3600) ?? 300
+        )
+        settings.pauseBehavior = node.string("pause_behavior", required: false) ?? "void"
+        if !["void", "keep_as_draft", "mark_uncollectible"].contains(settings.pauseBehavior) {
+            node.issues.add(node.child("pause_behavior"), "must be void, keep_as_draft or mark_uncollectible, got \"\(settings.pauseBehavior)\"")
+        }
+        let served = Set(keys.map(\.mode))
+        for mode in [APIKey.Mode.test, .live] {
+            let name = mode == .live ? "live" : "test"
+            guard let table = node.table(name) else {
+                if served.contains(mode) {
+                    node.issues.add(node.child(name), "missing: the API keys serve \(name) mode, so Stripe needs its \(name) account")
+                }
+                continue
+            }
+            let account = readStripeAccount(table, mode: name, products: products)
+            if mode == .live { settings.live = account } else { settings.test = account }
+        }
+        return settings
+    }
+
+    static func readStripeAccount(_ node: TOMLNode, mode: String, products: [ServerConfig.ProductConfig]) -> StripeSettings.Account? {
+        node.allowOnly([
+            "secret_key_env", "secret_key_file", "webhook_secret_env", "webhook_secret_file", "previous_webhook_secret_env",
+            "previous_webhook_secret_file", "prices",
+        ])
+        let key = secret(node, "secret_key", required: true)
+        if let key, !(key.value.hasPrefix("sk_\(mode)_") || key.value.hasPrefix("rk_\(mode)_")) {
+            node.issues.add(node.child("secret_key"), "must be a \(mode)-mode key (sk_\(mode)_… or rk_\(mode)_…), got \(key)")
+        }
+        var webhookSecrets: [StripeSecret] = []
+        for name in ["webhook_secret", "previous_webhook_secret"] {
+            guard let value = secret(node, name, required: name == "webhook_secret") else { continue }
+            if !value.value.hasPrefix("whsec_") { node.issues.add(node.child(name), "must be an endpoint signing secret (whsec_…)") }
+            webhookSecrets.append(value)
+        }
+        var prices: [String: String] = [:]
+        let table = node.table("prices")
+        table?.allowOnly(Set(products.map(\.id)))
+        for product in products where product.webPrice != nil {
+            guard let price = table?.string(product.id, required: false) else {
+                node.issues.add(node.child("prices.\(product.id)"), "missing: \(product.id) is sold on the web, so it needs its Stripe price (price_…)")
+                continue
+            }
+            if !price.hasPrefix("price_") { table?.issues.add(table?.child(product.id) ?? product.id, "must be a Stripe price id (price_…)") }
+            prices[product.id] = price
+        }
+        guard let key, webhookSecrets.count >= 1 else { return nil }
+        return StripeSettings.Account(secretKey: key, webhookSecrets: webhookSecrets, prices: prices)
+    }
+
+    /// A secret from `<name>_env` (an environment variable) or `<name>_file` (a file only its
+    /// owner can read). Never echoed in an issue.
+    static func secret(_ node: TOMLNode, _ name: String, required: Bool) -> StripeSecret? {
+        let variable = node.string("\(name)_env", required: false)
+        let file = node.string("\(name)_file", required: false)
+        switch (variable, file) {
+        case (nil, nil):
+            if required { node.issues.add(node.child(name), "missing: name \(name)_env (an environment variable) or \(name)_file") }
+            return nil
+        case (.some, .some):
+            node.issues.add(node.child(name), "name \(name)_env or \(name)_file, not both")
+            return nil
+        case (let variable?, nil):
+            guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
+                node.issues.add(node.child("\(name)_env"), "the environment variable \(variable) is not set")
+                return nil
+            }
+            return StripeSecret(value.trimmingCharacters(in: .whitespacesAndNewlines))
+        case (nil, let path?):
+            switch PrivateFile.readSecret(path) {
+            case .success(let value): return StripeSecret(value)
+            case .failure(let problem):
+                node.issues.add(node.child("\(name)_file"), problem.message)
+                return nil
+            }
+        }
     }
 }

@@ -55,6 +55,8 @@ public struct ServerConfig: Sendable {
         public var lifecyclePolicy: Lifecycle.Policy
         /// How long a customer-portal URL stays valid.
         public var portalSessionMinutes: Int
+        /// Who keeps web subscriptions: SaveDesk's own ledger (the default), or Stripe.
+        public var stripe: StripeSettings? = nil
     }
 
     /// Win-back for lapsed subscribers: a discount to restart a web subscription, and a pool of

@@ -8,6 +8,8 @@ protocol LedgerRepository: Sendable {
     func subscriptions(customerIds: [String]) async throws -> [SubscriptionRecord]
     /// The App Store subscription of an original transaction id, whatever its mode.
     func subscription(originalTransactionId: String) async throws -> SubscriptionRecord?
+    /// The web subscription a Stripe subscription (`sub_…`) keeps.
+    func subscription(providerId: String) async throws -> SubscriptionRecord?
     /// Every App Store subscription of a mode, by id.
     func appStoreSubscriptions(livemode: Bool) async throws -> [SubscriptionRecord]
     /// Where a subscription's current period ends.
@@ -35,6 +37,11 @@ struct SQLLedgerRepository: LedgerRepository {
 
     func subscription(originalTransactionId otid: String) async throws -> SubscriptionRecord? {
         try await db.select().column("*").from("subscriptions").where("original_transaction_id", .equal, otid)
+            .first(decoding: SubscriptionRecord.self, with: SQLCoding.rowDecoder)
+    }
+
+    func subscription(providerId id: String) async throws -> SubscriptionRecord? {
+        try await db.select().column("*").from("subscriptions").where("provider_id", .equal, id)
             .first(decoding: SubscriptionRecord.self, with: SQLCoding.rowDecoder)
     }
 

@@ -24,6 +24,8 @@ struct Repositories: Sendable {
     let funnelEvents: any FunnelEventRepository
     /// Apple's real-time retention requests and the answers given.
     let retentionMessages: any RetentionMessageRepository
+    /// Stripe's webhook events and the actions sent to Stripe.
+    let stripe: any StripeRepository
 
     /// The SQLKit implementations on `db` (a connection of a store of `kind`); `recorded` is told
     /// when the event log gets a row (the store then tells the other instances after the commit).
@@ -42,6 +44,7 @@ struct Repositories: Sendable {
         testClock = SQLTestClockRepository(db: db)
         funnelEvents = SQLFunnelEventRepository(db: db)
         retentionMessages = SQLRetentionMessageRepository(db: db)
+        stripe = SQLStripeRepository(db: db)
     }
 }
 

@@ -16,4 +16,24 @@ enum PrivateFile {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: target.path])
         }
     }
+
+    struct Problem: Error { let message: String }
+
+    /// A secret kept in a file: only its owner may read it (mode 0600 or 0400), at most 4 KiB,
+    /// one line. The problem says why not, never what the file holds.
+    static func readSecret(_ path: String) -> Result<String, Problem> {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return .failure(Problem(message: "cannot read \(path)")) }
+        guard info.st_mode & 0o077 == 0 else {
+            return .failure(Problem(message: "\(path) can be read by others (mode \(String(info.st_mode & 0o777, radix: 8))); make it 0600"))
+        }
+        guard info.st_size <= 4096, let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+            return .failure(Problem(message: "\(path) is not a short text file"))
+        }
+        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !value.isEmpty, !value.contains(where: \.isWhitespace) else {
+            return .failure(Problem(message: "\(path) must hold the secret alone, on one line"))
+        }
+        return .success(value)
+    }
 }

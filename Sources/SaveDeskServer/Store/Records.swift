@@ -146,6 +146,11 @@ struct SubscriptionRecord: Codable, Hashable, Sendable {
     /// App Store only: the signedDate (ms) of the newest signed renewal info applied; once there is
     /// one, a device's word on auto-renewal is ignored.
     var appstoreRenewalSignedAt: Int64? = nil
+    /// Web, on Stripe: the Stripe subscription (`sub_…`) that keeps it.
+    var providerId: String? = nil
+    /// On Stripe: the time (Stripe's, seconds) of the newest Stripe state applied; an older event
+    /// never changes the subscription again.
+    var providerSyncedAt: Int64? = nil
 
     var entitlementStatus: Entitlement.Status { Entitlement.Status(wireValue: status) }
 
@@ -160,6 +165,7 @@ struct SubscriptionRecord: Codable, Hashable, Sendable {
         case gracePeriodEndsAt = "grace_period_ends_at", pastDueSince = "past_due_since", expirationIntent = "expiration_intent"
         case originalTransactionId = "original_transaction_id", priceMicros = "price_micros", currency, updatedAt = "updated_at"
         case livemode, appstoreSignedAt = "appstore_signed_at", appstoreRenewalSignedAt = "appstore_renewal_signed_at"
+        case providerId = "provider_id", providerSyncedAt = "provider_synced_at"
     }
 }
 

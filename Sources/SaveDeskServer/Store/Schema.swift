@@ -10,7 +10,31 @@ enum Schema {
         return shared(flag: flag, no: no) + [
             (5, kind == .sqlite ? sqliteSearch : postgresSearch), (6, rollups(flag: flag)), (7, unrolled(flag: flag)),
             (8, modes(flag: flag, no: no)), (9, kinds), (10, identities(flag: flag)), (11, events(kind: kind, flag: flag)),
-            (12, retentionRequests(flag: flag)), (13, hourlyRollups(flag: flag)),
+            (12, retentionRequests(flag: flag)), (13, hourlyRollups(flag: flag)), (14, stripe(flag: flag)),
+        ]
+    }
+
+    /// Stripe as the web billing provider: a web subscription's Stripe id and the time of the
+    /// newest Stripe state applied to it (an older event never overwrites it); each webhook event
+    /// once, by its id; and each action sent to Stripe until its outcome is recorded here (the
+    /// reconcile job finishes those a failure left halfway).
+    private static func stripe(flag: String) -> [String] {
+        [
+            "ALTER TABLE subscriptions ADD COLUMN provider_id TEXT",
+            "ALTER TABLE subscriptions ADD COLUMN provider_synced_at BIGINT",
+            "CREATE UNIQUE INDEX subscriptions_provider ON subscriptions (provider_id)",
+            """
+            CREATE TABLE stripe_events (
+                id TEXT PRIMARY KEY, livemode \(flag) NOT NULL, type TEXT NOT NULL, created BIGINT NOT NULL,
+                object_id TEXT, received_at BIGINT NOT NULL, outcome TEXT NOT NULL)
+            """,
+            "CREATE INDEX stripe_events_received ON stripe_events (received_at)",
+            """
+            CREATE TABLE stripe_actions (
+                idempotency_key TEXT PRIMARY KEY, livemode \(flag) NOT NULL, customer_id TEXT NOT NULL,
+                subscription_id TEXT, operation TEXT NOT NULL, started_at BIGINT NOT NULL, finished_at BIGINT, outcome TEXT)
+            """,
+            "CREATE INDEX stripe_actions_open ON stripe_actions (finished_at, started_at)",
         ]
     }
 

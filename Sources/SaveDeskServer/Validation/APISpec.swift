@@ -17,6 +17,9 @@ struct APISpec: Sendable {
         case testOperator = "test_operator"
         /// Apple's App Store Server Notifications: no key, the signed payload is the proof.
         case appleWebhook = "apple_webhook"
+        /// Stripe's webhook: no key, the Stripe-Signature over the raw body is the proof (checked
+        /// by the API middleware before the body is parsed).
+        case stripeWebhook = "stripe_webhook"
         /// Load balancers and orchestrators (`/healthz`, `/readyz`): no key, and nothing about
         /// the data in the answer.
         case anyone

@@ -1,0 +1,146 @@
+import Foundation
+import Logging
+import RetentionDomain
+
+/// Stripe's webhook events (`POST /v1/stripe/webhook`), once their signature has been checked by
+/// the API middleware (which set the scope's mode from the secret that signed them). Each event
+/// is applied at most once, by its id. A subscription's events carry its state: applied unless
+/// the record already holds a newer one (an older event changes nothing); at the same second the
+/// order is unknown, so the subscription is read from Stripe instead. An invoice's event reads its
+/// subscription from Stripe. A subscription SaveDesk does not know is linked when its metadata
+/// names the customer (`savedesk_customer_id`) and its price is a product's.
+final class StripeWebhookService: Sendable {
+    let billing: StripeBilling
+    var changes: ChangeTransaction { billing.changes }
+    var store: Store { billing.store }
+
+    init(billing: StripeBilling) { self.billing = billing }
+
+    /// The subscription events whose object is the subscription's state.
+    static let subscriptionEvents: Set<String> = [
+        "customer.subscription.created", "customer.subscription.updated", "customer.subscription.deleted",
+        "customer.subscription.paused", "customer.subscription.resumed", "customer.subscription.trial_will_end",
+    ]
+    static let invoiceEvents: Set<String> = ["invoice.paid", "invoice.payment_succeeded", "invoice.payment_failed"]
+
+    /// Answers what became of the event: applied, duplicate, stale, refreshed, unmatched, ignored.
+    func receive(_ event: StripeEvent, scope: RequestScope) async throws -> String {
+        guard event.livemode == scope.livemode else {
+            // Signed with one mode's secret, claiming the other: never applied across modes.
+            return "ignored"
+        }
+        if try await store.read({ try await $0.stripe.hasEvent(id: event.id) }) { return "duplicate" }
+        if Self.subscriptionEvents.contains(event.type), event.data.object.kind == "subscription" {
+            let subscription = try JSONDecoder().decode(StripeSubscription.self, from: event.data.object.json)
+            let outcome = try await apply(subscription, event: event, scope: scope)
+            if outcome == "in_doubt" {
+                try await billing.refresh(providerId: subscription.id, livemode: scope.livemode, reason: event.type)
+                try await record(event, objectId: subscription.id, outcome: "refreshed", scope: scope)
+                return "refreshed"
+            }
+            return outcome
+        }
+        if Self.invoiceEvents.contains(event.type), event.data.object.kind == "invoice" {
+            struct Invoice: Decodable {
+                struct Parent: Decodable {
+                    struct Details: Decodable { var subscription: StripeReference? }
+                    var subscription_details: Details?
+                }
+                var id: String
+                var subscription: StripeReference?
+                var parent: Parent?
+            }
+            let invoice = try JSONDecoder().decode(Invoice.self, from: event.data.object.json)
+            guard let subscriptionId = invoice.parent?.subscription_details?.subscription?.id ?? invoice.subscription?.id,
+                try await store.read({ try await $0.ledger.subscription(providerId: subscriptionId) }) != nil
+            else {
+                try await record(event, objectId: invoice.id, outcome: "unmatched", scope: scope)
+                return "unmatched"
+            }
+            try await billing.refresh(providerId: subscriptionId, livemode: scope.livemode, reason: event.type)
+            try await record(event, objectId: invoice.id, outcome: "refreshed", scope: scope)
+            return "refreshed"
+        }
+        try await record(event, objectId: nil, outcome: "ignored", scope: scope)
+        return "ignored"
+    }
+
+    private func record(_ event: StripeEvent, objectId: String?, outcome: String, scope: RequestScope) async throws {
+        try await store.transaction(key: "stripe_event:" + event.id) { data in
+            guard try await !data.stripe.hasEvent(id: event.id) else { return }
+            try await data.stripe.recordEvent(
+                id: event.id, livemode: scope.livemode, type: event.type, created: event.created, objectId: objectId,
+                receivedAt: changes.clock.server.now().unixSeconds, outcome: outcome
+            )
+        }
+    }
+
+    /// A subscription's state, in one transaction with the event's record and the audit row.
+    private func apply(_ stripe: StripeSubscription, event: StripeEvent, scope: RequestScope) async throws -> String {
+        let found = try await store.read { try await $0.ledger.subscription(providerId: stripe.id) }
+        let customerId = found?.customerId ?? stripe.metadata["savedesk_customer_id"]
+        guard let customerId, let product = found.flatMap({ billing.config.product(id: $0.productId) }) ?? product(of: stripe, livemode: scope.livemode) else {
+            try await record(event, objectId: stripe.id, outcome: "unmatched", scope: scope)
+            return "unmatched"
+        }
+        return try await store.transaction(key: "customer:" + customerId) { data in
+            if try await data.stripe.hasEvent(id: event.id) { return "duplicate" }
+            let now = changes.clock.now(scope).unixSeconds
+            var record: SubscriptionRecord
+            var before: SubscriptionRecord?
+            if let existing = try await data.ledger.subscription(providerId: stripe.id) {
+                guard existing.livemode == scope.livemode else { return "ignored" }
+                let synced = existing.providerSyncedAt ?? 0
+                if event.created < synced {
+                    try await data.stripe.recordEvent(
+                        id: event.id, livemode: scope.livemode, type: event.type, created: event.created, objectId: stripe.id,
+                        receivedAt: now, outcome: "stale"
+                    )
+                    return "stale"
+                }
+                if event.created == synced { return "in_doubt" }
+                record = existing
+                before = existing
+            } else {
+                let customer = try await changes.customer(data, id: customerId, scope: scope, now: now)
+                if customer.billingCustomerId == nil {
+                    var linked = customer
+                    linked.billingCustomerId = stripe.customer
+                    try await data.customers.update(linked)
+                }
+                record = SubscriptionRecord(
+                    id: "sub_web_" + UUID.random().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20), customerId: customerId,
+                    productId: product.id, source: .web, status: Entitlement.Status.active.wireValue, willRenew: true, isTrial: false,
+                    trialType: nil, startedAt: stripe.created, currentPeriodEnd: nil, trialEndsAt: nil, cancelledAt: nil, accessUntil: nil,
+                    cancelReason: nil, pausedAt: nil, pauseResumesAt: nil, gracePeriodEndsAt: nil, pastDueSince: nil, expirationIntent: nil,
+                    originalTransactionId: nil, priceMicros: product.webPrice?.amountMicros ?? 0,
+                    currency: product.webPrice?.currencyCode ?? "USD", updatedAt: now, livemode: scope.livemode
+                )
+                if let trial = stripe.metadata["savedesk_trial_type"], stripe.status == "trialing" { record.trialType = trial }
+            }
+            StripeBilling.apply(stripe, to: &record, syncedAt: event.created)
+            record.updatedAt = now
+            if before == nil { try await data.ledger.insert(record) } else if record != before { try await data.ledger.update(record) }
+            if record != before {
+                try await data.audit.append(AuditRecord(
+                    id: AuditID.next(), at: now, actor: "stripe", customerId: customerId, action: "stripe.\(event.type)",
+                    parameters: try ChangeTransaction.json(["event": event.id, "subscription": stripe.id]),
+                    beforeState: try before.map(ChangeTransaction.json), afterState: try ChangeTransaction.json(record), requestId: scope.requestId
+                ))
+            }
+            try await data.stripe.recordEvent(
+                id: event.id, livemode: scope.livemode, type: event.type, created: event.created, objectId: stripe.id, receivedAt: now,
+                outcome: "applied"
+            )
+            return "applied"
+        }
+    }
+
+    /// The product whose Stripe price (in this mode's account) the subscription bills.
+    private func product(of stripe: StripeSubscription, livemode: Bool) -> ServerConfig.ProductConfig? {
+        guard let price = stripe.priceId, let prices = billing.settings.account(livemode: livemode)?.prices,
+            let productId = prices.first(where: { $0.value == price })?.key
+        else { return nil }
+        return billing.config.product(id: productId)
+    }
+}

@@ -1,0 +1,408 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+
+@testable import SaveDeskServer
+
+/// A Stripe test double on loopback, keeping state for exactly the calls SaveDesk makes, and as
+/// strict as Stripe: a wrong key is 401, an unknown parameter is 400 `parameter_unknown`, an
+/// Idempotency-Key used again with other parameters is 400 `idempotency_error` (used again with the
+/// same ones, the first answer is replayed with `Idempotent-Replayed: true`), a missing object is
+/// 404 `resource_missing`, a coupon id taken is 400 `resource_already_exists`, all in Stripe's error
+/// envelope. Objects start from Stripe's published fixtures (Fixtures/stripe) with only the fields
+/// it keeps state for overwritten. It also refuses what SaveDesk promises never to do: a POST or a
+/// DELETE without an Idempotency-Key, a request without the pinned Stripe-Version.
+///
+/// Faults are queued per path: a 500 before anything is applied, a stall before applying (a
+/// timeout), or a stall after applying (the change is made and its answer arrives too late: the
+/// failure in the middle of an action). Every change makes an event, kept for the test to deliver,
+/// signed, in any order, as often as it likes.
+final class StripeDouble: Sendable {
+    enum Fault: Sendable {
+        case serverError
+        case stallBefore(Duration)
+        case stallAfter(Duration)
+    }
+
+    struct Event: Sendable {
+        let id: String
+        let type: String
+        let body: Data
+        let created: Int64
+    }
+
+    let secretKey: String
+    let webhookSecret: String
+    private let state = Mutex(State())
+    private let running: Task<Void, any Error>
+    let port: Int
+
+    struct State {
+        var objects: [String: [String: Any]] = [:]
+        var idempotency: [String: (fingerprint: String, status: Int, body: Data)] = [:]
+        var faults: [(method: String, prefix: String, fault: Fault)] = []
+        var events: [Event] = []
+        var requests: [(method: String, path: String, key: String?, form: [(String, String)])] = []
+        var now: Int64 = 1_795_348_800
+        var counter = 0
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    static func fixture(_ name: String) -> [String: Any] {
+        let url = Bundle.module.url(forResource: "Fixtures/stripe/\(name)", withExtension: "json")!
+        return try! JSONSerialization.jsonObject(with: Data(contentsOf: url)) as! [String: Any]
+    }
+
+    static func start(secretKey: String = "sk_test_double_0123456789", webhookSecret: String = "whsec_double_0123456789") async throws -> StripeDouble {
+        let (bound, continuation) = AsyncStream<Int>.makeStream()
+        let box = Mutex<StripeDouble?>(nil)
+        let router = Router()
+        router.on("**", method: .get) { request, _ in try await box.withLock { $0! }.handle(request) }
+        router.on("**", method: .post) { request, _ in try await box.withLock { $0! }.handle(request) }
+        router.on("**", method: .delete) { request, _ in try await box.withLock { $0! }.handle(request) }
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in
+                continuation.yield(channel.localAddress?.port ?? 0)
+                continuation.finish()
+            },
+            logger: Logger(label: "stripe-double") { _ in SwiftLogNoOpLogHandler() }
+        )
+        let task = Task { try await app.runService() }
+        var port = 0
+        for await value in bound { port = value }
+        let double = StripeDouble(secretKey: secretKey, webhookSecret: webhookSecret, running: task, port: port)
+        box.withLock { $0 = double }
+        return double
+    }
+
+    private init(secretKey: String, webhookSecret: String, running: Task<Void, any Error>, port: Int) {
+        self.secretKey = secretKey
+        self.webhookSecret = webhookSecret
+        self.running = running
+        self.port = port
+    }
+
+    func stop() { running.cancel() }
+
+    // MARK: What tests set and read
+
+    func inject(_ fault: Fault, method: String, path prefix: String) { state.withLock { $0.faults.append((method, prefix, fault)) } }
+
+    func object(_ id: String) -> [String: Any]? { state.withLock { $0.objects[id] } }
+
+    var events: [Event] { state.withLock { $0.events } }
+
+    /// The requests SaveDesk made: method, path, Idempotency-Key, parameters.
+    var requests: [(method: String, path: String, key: String?, form: [(String, String)])] { state.withLock { $0.requests } }
+
+    /// Moves the double's clock (the `created` of the events it makes next).
+    func advance(_ seconds: Int64) { state.withLock { $0.now += seconds } }
+
+    /// A subscription made as Stripe's dashboard would (no SaveDesk request): for `customerId`,
+    /// at `price`, linked to SaveDesk's customer by its metadata.
+    func dashboardSubscription(savedeskCustomer: String, price: String, status: String = "active", periodEnd: Int64) -> String {
+        state.withLock { state in
+            let customer = makeCustomer(&state, email: "\(savedeskCustomer)@example.com", metadata: ["savedesk_customer_id": savedeskCustomer])
+            var subscription = Self.fixture("subscription")
+            let id = nextId(&state, "sub")
+            subscription["id"] = id
+            subscription["customer"] = customer
+            subscription["status"] = status
+            subscription["created"] = state.now
+            subscription["start_date"] = state.now
+            subscription["cancel_at_period_end"] = false
+            subscription["cancel_at"] = NSNull()
+            subscription["canceled_at"] = NSNull()
+            subscription["ended_at"] = NSNull()
+            subscription["trial_end"] = NSNull()
+            subscription["pause_collection"] = NSNull()
+            subscription["discounts"] = [Any]()
+            subscription["livemode"] = false
+            subscription["metadata"] = ["savedesk_customer_id": savedeskCustomer]
+            subscription["cancellation_details"] = ["comment": NSNull(), "feedback": NSNull(), "reason": NSNull()]
+            var items = subscription["items"] as! [String: Any]
+            var item = (items["data"] as! [[String: Any]])[0]
+            var priceObject = item["price"] as! [String: Any]
+            priceObject["id"] = price
+            item["price"] = priceObject
+            item["subscription"] = id
+            item["current_period_start"] = state.now
+            item["current_period_end"] = periodEnd
+            items["data"] = [item]
+            items["url"] = "/v1/subscription_items?subscription=\(id)"
+            subscription["items"] = items
+            state.objects[id] = subscription
+            emit(&state, "customer.subscription.created", subscription)
+            return id
+        }
+    }
+
+    /// A change made in Stripe's dashboard (no SaveDesk request), with its event.
+    func dashboardChange(_ id: String, type: String = "customer.subscription.updated", _ change: (inout [String: Any]) -> Void) {
+        state.withLock { state in
+            guard var object = state.objects[id] else { return }
+            change(&object)
+            state.objects[id] = object
+            emit(&state, type, object)
+        }
+    }
+
+    /// POSTs an event to SaveDesk's webhook, signed with `secret` (the double's own by default) at
+    /// `timestamp`. Answers the status and body.
+    func deliver(_ event: Event, to baseURL: String, timestamp: Int64, secret: String? = nil, signature: String? = nil) async throws -> (Int, String) {
+        var request = HTTPClientRequest(url: baseURL + "/v1/stripe/webhook")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
+        request.headers.add(
+            name: "Stripe-Signature",
+            value: signature ?? StripeSignature.header(body: event.body, secrets: [secret ?? webhookSecret], timestamp: timestamp)
+        )
+        request.body = .bytes(ByteBuffer(data: event.body))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        return (Int(response.status.code), String(buffer: body))
+    }
+
+    // MARK: The API
+
+    private static let allowed: [String: Set<String>] = [
+        "POST /v1/coupons": ["id", "percent_off", "duration", "duration_in_months", "name", "metadata[*]"],
+        "POST /v1/customers": ["email", "name", "metadata[*]"],
+        "POST /v1/subscriptions/:id": [
+            "cancel_at_period_end", "cancellation_details[comment]", "cancellation_details[feedback]", "pause_collection",
+            "pause_collection[behavior]", "pause_collection[resumes_at]", "discounts[0][coupon]", "trial_end", "proration_behavior",
+            "metadata[*]",
+        ],
+        "DELETE /v1/subscriptions/:id": ["cancellation_details[comment]", "cancellation_details[feedback]", "invoice_now", "prorate"],
+        "POST /v1/billing_portal/sessions": ["customer", "return_url"],
+        "GET /v1/coupons/:id": [],
+        "GET /v1/subscriptions/:id": [],
+    ]
+
+    private func handle(_ request: Request) async throws -> Response {
+        let method = request.method.rawValue
+        let path = request.uri.path
+        var body = try await request.body.collect(upTo: 1 << 20)
+        let text = body.readString(length: body.readableBytes) ?? ""
+        let form = Self.parse(method == "GET" ? (request.uri.query ?? "") : text)
+        let key = request.headers[HTTPField.Name("Idempotency-Key")!]
+        let fault: Fault? = state.withLock { state in
+            state.requests.append((method, path, key, form))
+            guard let index = state.faults.firstIndex(where: { $0.method == method && path.hasPrefix($0.prefix) }) else { return nil }
+            return state.faults.remove(at: index).fault
+        }
+        guard request.headers[.authorization] == "Bearer \(secretKey)" else {
+            return Self.error(401, type: "invalid_request_error", code: nil, "Invalid API Key provided")
+        }
+        guard request.headers[HTTPField.Name("Stripe-Version")!] == StripeSettings.apiVersion else {
+            return Self.error(400, type: "invalid_request_error", code: "invalid_stripe_version", "SaveDesk pins its Stripe-Version")
+        }
+        let parts = path.split(separator: "/").map(String.init)  // v1, resource, id
+        let route = "\(method) /" + (parts.count > 2 && parts[1] != "billing_portal" ? parts[0...1].joined(separator: "/") + "/:id" : parts.joined(separator: "/"))
+        guard let allowed = Self.allowed[route] else {
+            return Self.error(404, type: "invalid_request_error", code: "resource_missing", "Unrecognized request URL (\(method): \(path))")
+        }
+        for (name, _) in form where !allowed.contains(name) && !(name.hasPrefix("metadata[") && allowed.contains("metadata[*]")) {
+            return Self.error(400, type: "invalid_request_error", code: "parameter_unknown", "Received unknown parameter: \(name)", param: name)
+        }
+        if method != "GET" {
+            guard let key else {
+                return Self.error(400, type: "invalid_request_error", code: nil, "SaveDesk sends an Idempotency-Key with every change")
+            }
+            let fingerprint = "\(method) \(path) \(text)"
+            if let stored = state.withLock({ $0.idempotency[key] }) {
+                guard stored.fingerprint == fingerprint else {
+                    return Self.error(400, type: "idempotency_error", code: nil,
+                        "Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '\(key)' if you meant to execute a different request.")
+                }
+                var response = Response(status: .init(code: stored.status), body: .init(byteBuffer: ByteBuffer(data: stored.body)))
+                response.headers[.contentType] = "application/json"
+                response.headers[HTTPField.Name("Idempotent-Replayed")!] = "true"
+                return response
+            }
+        }
+        switch fault {
+        case .serverError?:
+            return Self.error(500, type: "api_error", code: nil, "An unknown error occurred")
+        case .stallBefore(let duration)?:
+            try await Task.sleep(for: duration)
+            return Self.error(500, type: "api_error", code: nil, "stalled")
+        default:
+            break
+        }
+        let (status, object) = state.withLock { state in apply(&state, method: method, route: route, id: parts.count > 2 ? parts[2] : nil, form: form) }
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        if method != "GET", let key, status < 500 {
+            state.withLock { $0.idempotency[key] = ("\(method) \(path) \(text)", status, data) }
+        }
+        if case .stallAfter(let duration)? = fault { try await Task.sleep(for: duration) }
+        var response = Response(status: .init(code: status), body: .init(byteBuffer: ByteBuffer(data: data)))
+        response.headers[.contentType] = "application/json"
+        return response
+    }
+
+    private func apply(_ state: inout State, method: String, route: String, id: String?, form: [(String, String)]) -> (Int, [String: Any]) {
+        let values = Dictionary(form, uniquingKeysWith: { $1 })
+        switch route {
+        case "GET /v1/coupons/:id", "GET /v1/subscriptions/:id":
+            guard let id, let object = state.objects[id] else { return Self.missing(id ?? "") }
+            return (200, object)
+        case "POST /v1/coupons":
+            let id = values["id"] ?? nextId(&state, "coupon")
+            if state.objects[id] != nil {
+                return (400, Self.envelope(type: "invalid_request_error", code: "resource_already_exists", "Coupon already exists.", param: "id"))
+            }
+            guard let duration = values["duration"], ["once", "repeating", "forever"].contains(duration) else {
+                return (400, Self.envelope(type: "invalid_request_error", code: "parameter_invalid_empty", "duration is required", param: "duration"))
+            }
+            var coupon = Self.fixture("coupon")
+            coupon["id"] = id
+            coupon["percent_off"] = values["percent_off"].flatMap(Double.init) ?? NSNull()
+            coupon["duration"] = duration
+            coupon["duration_in_months"] = duration == "repeating" ? (values["duration_in_months"].flatMap(Int.init) ?? NSNull()) : NSNull()
+            coupon["name"] = values["name"] ?? NSNull()
+            coupon["created"] = state.now
+            coupon["redeem_by"] = NSNull()
+            coupon["metadata"] = Self.metadata(form)
+            state.objects[id] = coupon
+            return (200, coupon)
+        case "POST /v1/customers":
+            let id = makeCustomer(&state, email: values["email"], metadata: Self.metadata(form))
+            return (200, state.objects[id]!)
+        case "POST /v1/billing_portal/sessions":
+            guard let customer = values["customer"], state.objects[customer] != nil else { return Self.missing(values["customer"] ?? "") }
+            var session = Self.fixture("billing_portal.session")
+            session["id"] = nextId(&state, "bps")
+            session["customer"] = customer
+            session["return_url"] = values["return_url"] ?? NSNull()
+            session["url"] = "https://billing.stripe.com/p/session/test_\(state.counter)"
+            session["livemode"] = false
+            return (200, session)
+        case "POST /v1/subscriptions/:id", "DELETE /v1/subscriptions/:id":
+            guard let id, var subscription = state.objects[id] else { return Self.missing(id ?? "") }
+            if subscription["status"] as? String == "canceled" {
+                return (400, Self.envelope(type: "invalid_request_error", code: "resource_missing",
+                                           "A canceled subscription can only update its cancellation_details and metadata."))
+            }
+            var details = subscription["cancellation_details"] as? [String: Any] ?? [:]
+            if let comment = values["cancellation_details[comment]"] { details["comment"] = comment }
+            if let feedback = values["cancellation_details[feedback]"] { details["feedback"] = feedback }
+            subscription["cancellation_details"] = details
+            if method == "DELETE" {
+                subscription["status"] = "canceled"
+                subscription["canceled_at"] = state.now
+                subscription["ended_at"] = state.now
+                details["reason"] = "cancellation_requested"
+                subscription["cancellation_details"] = details
+                state.objects[id] = subscription
+                emit(&state, "customer.subscription.deleted", subscription)
+                return (200, subscription)
+            }
+            if let flag = values["cancel_at_period_end"] {
+                subscription["cancel_at_period_end"] = flag == "true"
+                subscription["canceled_at"] = flag == "true" ? state.now : NSNull()
+            }
+            if values["pause_collection"] == "" {
+                subscription["pause_collection"] = NSNull()
+            } else if let behavior = values["pause_collection[behavior]"] {
+                guard ["void", "keep_as_draft", "mark_uncollectible"].contains(behavior) else {
+                    return (400, Self.envelope(type: "invalid_request_error", code: "parameter_invalid_string", "Invalid behavior", param: "pause_collection[behavior]"))
+                }
+                subscription["pause_collection"] = ["behavior": behavior, "resumes_at": values["pause_collection[resumes_at]"].flatMap(Int64.init) ?? NSNull()]
+            }
+            if let coupon = values["discounts[0][coupon]"] {
+                guard state.objects[coupon] != nil else { return Self.missing(coupon) }
+                var discount = Self.fixture("discount")
+                let discountId = nextId(&state, "di")
+                discount["id"] = discountId
+                discount["subscription"] = id
+                discount["start"] = state.now
+                discount["source"] = ["coupon": coupon, "type": "coupon"]
+                state.objects[discountId] = discount
+                subscription["discounts"] = [discountId]
+            }
+            if let trialEnd = values["trial_end"].flatMap(Int64.init) {
+                subscription["trial_end"] = trialEnd
+                subscription["status"] = "trialing"
+            }
+            state.objects[id] = subscription
+            emit(&state, "customer.subscription.updated", subscription)
+            return (200, subscription)
+        default:
+            return Self.missing(id ?? "")
+        }
+    }
+
+    private func nextId(_ state: inout State, _ prefix: String) -> String {
+        state.counter += 1
+        return "\(prefix)_double\(String(format: "%06d", state.counter))"
+    }
+
+    private func makeCustomer(_ state: inout State, email: String?, metadata: [String: String]) -> String {
+        var customer = Self.fixture("customer")
+        let id = nextId(&state, "cus")
+        customer["id"] = id
+        customer["email"] = email ?? NSNull()
+        customer["metadata"] = metadata
+        customer["created"] = state.now
+        customer["livemode"] = false
+        state.objects[id] = customer
+        return id
+    }
+
+    /// An event of a change, created now; the clock moves a second so the next one is newer.
+    private func emit(_ state: inout State, _ type: String, _ object: [String: Any]) {
+        var event = Self.fixture("event")
+        let id = nextId(&state, "evt")
+        event["id"] = id
+        event["type"] = type
+        event["created"] = state.now
+        event["livemode"] = false
+        event["api_version"] = StripeSettings.apiVersion
+        event["data"] = ["object": object]
+        let body = try! JSONSerialization.data(withJSONObject: event, options: [.sortedKeys])
+        state.events.append(Event(id: id, type: type, body: body, created: state.now))
+        state.now += 1
+    }
+
+    private static func metadata(_ form: [(String, String)]) -> [String: String] {
+        var result: [String: String] = [:]
+        for (name, value) in form where name.hasPrefix("metadata[") && name.hasSuffix("]") {
+            result[String(name.dropFirst(9).dropLast())] = value
+        }
+        return result
+    }
+
+    private static func parse(_ text: String) -> [(String, String)] {
+        text.split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map {
+                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
+            }
+            return (parts[0], parts.count > 1 ? parts[1] : "")
+        }
+    }
+
+    private static func missing(_ id: String) -> (Int, [String: Any]) {
+        (404, envelope(type: "invalid_request_error", code: "resource_missing", "No such object: '\(id)'", param: "id"))
+    }
+
+    private static func envelope(type: String, code: String?, _ message: String, param: String? = nil) -> [String: Any] {
+        var error: [String: Any] = ["type": type, "message": message]
+        if let code { error["code"] = code }
+        if let param { error["param"] = param }
+        return ["error": error]
+    }
+
+    private static func error(_ status: Int, type: String, code: String?, _ message: String, param: String? = nil) -> Response {
+        let data = try! JSONSerialization.data(withJSONObject: envelope(type: type, code: code, message, param: param))
+        var response = Response(status: .init(code: status), body: .init(byteBuffer: ByteBuffer(data: data)))
+        response.headers[.contentType] = "application/json"
+        return response
+    }
+}

@@ -1,0 +1,255 @@
+import AsyncHTTPClient
+import Foundation
+import OpenAPIRuntime
+import SaveDeskAPI
+import SQLKit
+import Testing
+import TestSupport
+
+@testable import SaveDeskServer
+
+/// Stripe as the web billing provider, end to end: a real SaveDesk server on loopback talking to
+/// the Stripe double (strict as Stripe, objects shaped by Stripe's fixtures), on the run's engine.
+@Suite("Stripe billing", .serialized)
+struct StripeTests {
+    static let price = "price_double_premium_monthly"
+
+    /// A server whose test mode bills through the double, and a customer with a Stripe
+    /// subscription linked by the double's `customer.subscription.created` event.
+    struct Setup {
+        let server: TestServer
+        let double: StripeDouble
+        let subscription: String
+        let user: String
+
+        var now: Int64 { Int64(server.clock.now().timeIntervalSince1970) }
+
+        func deliverAll(from index: Int = 0) async throws {
+            for event in double.events.dropFirst(index) {
+                let (status, body) = try await double.deliver(event, to: server.baseURL, timestamp: now)
+                #expect(status == 200, "\(event.type): \(body)")
+            }
+        }
+
+        func local() async throws -> SubscriptionRecord? {
+            try await server.running.store.read { try await $0.ledger.subscription(providerId: subscription) }
+        }
+
+        func stop() async {
+            await server.stop()
+            double.stop()
+        }
+    }
+
+    static func settings(_ double: StripeDouble, retries: Int = 2) -> StripeSettings {
+        StripeSettings(
+            apiBase: double.baseURL, timeoutSeconds: 1, maxRetries: retries, webhookToleranceSeconds: 300,
+            test: .init(
+                secretKey: StripeSecret(double.secretKey), webhookSecrets: [StripeSecret(double.webhookSecret)],
+                prices: ["premium_monthly": price, "premium_yearly": "price_double_premium_yearly", "basic_monthly": "price_double_basic_monthly"]
+            )
+        )
+    }
+
+    static func start(retries: Int = 2, reconcile: Bool = false) async throws -> Setup {
+        let double = try await StripeDouble.start()
+        var config = try TestServer.demoConfig()
+        config.billing.stripe = settings(double, retries: retries)
+        let server = try await TestServer.start(config: config) { options in
+            options.stripeRetryDelay = .milliseconds(10)
+            options.stripeReconcileInterval = reconcile ? .milliseconds(100) : .seconds(3_600)
+            options.stripeReconcileAge = 0
+        }
+        let user = "stripe_user_1"
+        let end = Int64(server.clock.now().timeIntervalSince1970) + 30 * 86_400
+        let subscription = double.dashboardSubscription(savedeskCustomer: user, price: price, periodEnd: end)
+        let setup = Setup(server: server, double: double, subscription: subscription, user: user)
+        try await setup.deliverAll()
+        return setup
+    }
+
+    @Test func aSubscriptionMadeInStripeIsLinkedByItsWebhookAndTheFlowsActThere() async throws {
+        let setup = try await Self.start()
+        defer { Task { await setup.stop() } }
+        let app = setup.server.app
+        let linked = try #require(try await setup.local())
+        #expect(linked.customerId == setup.user && linked.productId == "premium_monthly" && linked.status == "active")
+
+        // The save offer: a coupon made once, applied with `discounts`.
+        let offer = try await app.acceptSaveOffer(body: .json(.init(userId: setup.user, productId: "premium_monthly"))).ok.body.json
+        #expect(offer.discountPercent != nil)
+        let afterOffer = try #require(setup.double.object(setup.subscription))
+        let discounts = try #require(afterOffer["discounts"] as? [String])
+        #expect(discounts.count == 1)
+        let discount = try #require(setup.double.object(discounts[0]))
+        let coupon = try #require((discount["source"] as? [String: Any])?["coupon"] as? String)
+        let couponObject = try #require(setup.double.object(coupon))
+        #expect(couponObject["duration"] as? String == "repeating")
+
+        // Pause with the configured behavior and the chosen resume date; resume clears it.
+        let paused = try await app.pauseSubscription(body: .json(.init(userId: setup.user, productId: "premium_monthly", pauseDurationDays: 14))).ok.body.json
+        let pause = try #require(setup.double.object(setup.subscription)?["pause_collection"] as? [String: Any])
+        #expect(pause["behavior"] as? String == "void")
+        #expect(pause["resumes_at"] as? Int64 == paused.resumesAt.map { Int64($0.timeIntervalSince1970) })
+        #expect(try await setup.local()?.status == "paused")
+        _ = try await app.resumeSubscription(body: .json(.init(userId: setup.user, productId: "premium_monthly"))).ok
+        #expect(setup.double.object(setup.subscription)?["pause_collection"] is NSNull)
+        #expect(try await setup.local()?.status == "active")
+
+        // Cancel at period end with the questionnaire's answer, then undo it.
+        _ = try await app.submitCancelFlowResponse(body: .json(.init(
+            userId: setup.user, productId: "premium_monthly", outcome: .cancelled, offerShown: false, offerAccepted: false,
+            pauseShown: false, pauseAccepted: false, lastStepSeen: 1, answers: [.init(questionId: 1, selectedOptionId: 11)]
+        )))
+        _ = try await app.cancelSubscription(body: .json(.init(userId: setup.user, productId: "premium_monthly"))).ok
+        var stripe = try #require(setup.double.object(setup.subscription))
+        #expect(stripe["cancel_at_period_end"] as? Bool == true)
+        let comment = (stripe["cancellation_details"] as? [String: Any])?["comment"] as? String
+        #expect(comment?.isEmpty == false)
+        #expect(try await setup.local()?.willRenew == false)
+        _ = try await app.reactivateSubscription(body: .json(.init(userId: setup.user, productId: "premium_monthly"))).ok
+        #expect(setup.double.object(setup.subscription)?["cancel_at_period_end"] as? Bool == false)
+
+        // Cancel now.
+        _ = try await app.cancelSubscription(body: .json(.init(userId: setup.user, productId: "premium_monthly", immediate: true))).ok
+        stripe = try #require(setup.double.object(setup.subscription))
+        #expect(stripe["status"] as? String == "canceled")
+        #expect(try await setup.local()?.status == "cancelled")
+
+        // Every change carried an Idempotency-Key; the events of SaveDesk's own changes change nothing more.
+        #expect(setup.double.requests.filter { $0.method != "GET" }.allSatisfy { $0.key != nil })
+        let before = try await setup.local()
+        try await setup.deliverAll(from: 1)
+        #expect(try await setup.local()?.status == before?.status)
+        // Nothing here bills it: settlement leaves Stripe's subscriptions to Stripe.
+        let charges = try await setup.server.running.store.sqlRead { db in
+            try await db.select().column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("charges")
+                .where("subscription_id", .equal, before?.id ?? "").first()?.decode(column: "n", as: Int.self)
+        }
+        #expect(charges == 0)
+    }
+
+    @Test func aForgedStaleReplayedOrOutOfOrderWebhookChangesNothing() async throws {
+        let setup = try await Self.start()
+        defer { Task { await setup.stop() } }
+        let index = setup.double.events.count
+        // Two changes in Stripe's dashboard: a cancellation at period end, then its undo.
+        setup.double.dashboardChange(setup.subscription) { $0["cancel_at_period_end"] = true }
+        setup.double.dashboardChange(setup.subscription) { $0["cancel_at_period_end"] = false }
+        let events = Array(setup.double.events.dropFirst(index))
+        #expect(events.count == 2)
+
+        // Forged (another secret), stale (outside the tolerance), malformed: 400, nothing applied.
+        let forged = try await setup.double.deliver(events[0], to: setup.server.baseURL, timestamp: setup.now, secret: "whsec_not_this_endpoint")
+        #expect(forged.0 == 400 && forged.1.contains("invalid_signature"))
+        let stale = try await setup.double.deliver(events[0], to: setup.server.baseURL, timestamp: setup.now - 301)
+        #expect(stale.0 == 400 && stale.1.contains("invalid_signature"))
+        let garbled = try await setup.double.deliver(events[0], to: setup.server.baseURL, timestamp: setup.now, signature: "t=abc,v1=zz")
+        #expect(garbled.0 == 400)
+        #expect(try await setup.local()?.willRenew == true)
+
+        // The newer first, then the older: the older is stale and changes nothing.
+        let newer = try await setup.double.deliver(events[1], to: setup.server.baseURL, timestamp: setup.now)
+        #expect(newer.0 == 200)
+        let older = try await setup.double.deliver(events[0], to: setup.server.baseURL, timestamp: setup.now)
+        #expect(older.0 == 200 && older.1.contains("stale"))
+        #expect(try await setup.local()?.willRenew == true)
+        // A replay of an applied event: a duplicate.
+        let replay = try await setup.double.deliver(events[1], to: setup.server.baseURL, timestamp: setup.now)
+        #expect(replay.1.contains("duplicate"))
+
+        // During rotation, the previous secret's signature is still accepted (several v1 values).
+        let rotated = StripeSignature.header(body: Data("{}".utf8), secrets: ["whsec_new", setup.double.webhookSecret], timestamp: setup.now)
+        #expect(throws: Never.self) {
+            try StripeSignature.verify(header: rotated, body: Data("{}".utf8), secrets: [StripeSecret(setup.double.webhookSecret)], now: setup.now, tolerance: 300)
+        }
+
+        // A cancellation from the dashboard reaches the record and the audit trail.
+        let cancelIndex = setup.double.events.count
+        setup.double.dashboardChange(setup.subscription, type: "customer.subscription.deleted") {
+            $0["status"] = "canceled"
+            $0["ended_at"] = setup.now
+        }
+        try await setup.deliverAll(from: cancelIndex)
+        #expect(try await setup.local()?.status == "cancelled")
+        let audited = try await setup.server.running.store.read { try await $0.audit.timeline(customerId: setup.user, limit: 100) }
+        #expect(audited.contains { $0.action == "stripe.customer.subscription.deleted" && $0.actor == "stripe" })
+    }
+
+    @Test func aStripeFailureInTheMiddleOfAnActionIsSettledByTheRetryOrTheReconcileJob() async throws {
+        // A 500 before anything is done, and an answer lost after the change was made: the
+        // client's retries send the same Idempotency-Key, so Stripe makes the change once.
+        let setup = try await Self.start()
+        defer { Task { await setup.stop() } }
+        let app = setup.server.app
+        let path = "/v1/subscriptions/\(setup.subscription)"
+        setup.double.inject(.serverError, method: "POST", path: path)
+        setup.double.inject(.stallAfter(.seconds(2)), method: "POST", path: path)
+        let updates = setup.double.events.count
+        _ = try await app.pauseSubscription(body: .json(.init(userId: setup.user, productId: "premium_monthly", pauseDurationDays: 7))).ok
+        let posts = setup.double.requests.filter { $0.method == "POST" && $0.path == path }
+        #expect(posts.count == 3 && Set(posts.map(\.key)).count == 1)
+        #expect(setup.double.events.count == updates + 1, "the pause was made once")
+        #expect(try await setup.local()?.status == "paused")
+
+        // Stripe unreachable: a clear error, nothing recorded, the agent's retry works.
+        setup.double.inject(.serverError, method: "POST", path: path)
+        setup.double.inject(.serverError, method: "POST", path: path)
+        setup.double.inject(.serverError, method: "POST", path: path)
+        let failed = try await app.resumeSubscription(body: .json(.init(userId: setup.user, productId: "premium_monthly")))
+        let body = expectFailure(failed, status: 503, code: "stripe_unreachable")
+        #expect(body?.error.contains("Stripe") == true)
+        #expect(try await setup.local()?.status == "paused")
+        _ = try await app.resumeSubscription(body: .json(.init(userId: setup.user, productId: "premium_monthly"))).ok
+        #expect(try await setup.local()?.status == "active")
+    }
+
+    @Test func anActionLeftOpenByAFailureIsClosedByTheReconcileJob() async throws {
+        // No retries: Stripe makes the change, its answer is lost, the request fails; the record
+        // here is unchanged until the reconcile job reads Stripe back.
+        let setup = try await Self.start(retries: 0, reconcile: true)
+        defer { Task { await setup.stop() } }
+        let path = "/v1/subscriptions/\(setup.subscription)"
+        setup.double.inject(.stallAfter(.seconds(2)), method: "POST", path: path)
+        let failed = try await setup.server.app.cancelSubscription(body: .json(.init(userId: setup.user, productId: "premium_monthly")))
+        expectFailure(failed, status: 503, code: "stripe_unreachable")
+        #expect(setup.double.object(setup.subscription)?["cancel_at_period_end"] as? Bool == true)
+        var reconciled = false
+        for _ in 0..<200 where !reconciled {
+            reconciled = try await setup.local()?.willRenew == false
+            if !reconciled { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(reconciled)
+        let open = try await setup.server.running.store.read { try await $0.stripe.openActions(livemode: false, startedBefore: .max, limit: 10) }
+        #expect(open.isEmpty)
+    }
+
+    @Test func theConfigTakesStripesKeysOnlyFromTheEnvironmentOrAPrivateFileAndChecksTheirMode() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-stripe-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let key = directory.appendingPathComponent("key"), hook = directory.appendingPathComponent("hook")
+        try PrivateFile.write(Data("sk_live_wrongmode_secret_123\n".utf8), to: key, mode: 0o600)
+        try PrivateFile.write(Data("whsec_abc\n".utf8), to: hook, mode: 0o644)
+        let base = try String(contentsOfFile: try #require(DemoSeed.demoConfigPath), encoding: .utf8)
+        let text = base.replacingOccurrences(of: "[billing]", with: """
+            [billing]
+            provider = "stripe"
+            [billing.stripe.test]
+            secret_key_file = "\(key.path)"
+            webhook_secret_file = "\(hook.path)"
+            prices = { premium_monthly = "price_1", premium_yearly = "price_2" }
+            """)
+        #expect(text != base)
+        do {
+            _ = try ConfigReader.parse(text)
+            Issue.record("a live key for test mode, a readable secret file and a missing price were accepted")
+        } catch {
+            let messages = error.issues.map { "\($0.path): \($0.message)" }.joined(separator: "\n")
+            #expect(messages.contains("billing.stripe.test.secret_key: must be a test-mode key"))
+            #expect(messages.contains("can be read by others"))
+            #expect(messages.contains("basic_monthly"))
+            // The key itself is never echoed.
+            #expect(!messages.contains("wrongmode_secret"))
+        }
+    }
+}
