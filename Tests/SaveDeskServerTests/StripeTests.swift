@@ -74,6 +74,7 @@ struct StripeTests {
         let app = setup.server.app
         let linked = try #require(try await setup.local())
         #expect(linked.customerId == setup.user && linked.productId == "premium_monthly" && linked.status == "active")
+        let stripeCustomer = try #require(setup.double.object(setup.subscription)?["customer"] as? String)
 
         // The save offer: a coupon made once, applied with `discounts`.
         let offer = try await app.acceptSaveOffer(body: .json(.init(userId: setup.user, productId: "premium_monthly"))).ok.body.json
@@ -110,7 +111,13 @@ struct StripeTests {
         _ = try await app.reactivateSubscription(body: .json(.init(userId: setup.user, productId: "premium_monthly"))).ok
         #expect(setup.double.object(setup.subscription)?["cancel_at_period_end"] as? Bool == false)
 
-        // Cancel now.
+        // The portal is Stripe's billing portal for the customer Stripe bills.
+        let portal = try await app.createCustomerPortalSession(body: .json(.init(userId: setup.user, returnUrl: "https://example.com/back"))).ok.body.json
+        #expect(portal.portalUrl.hasPrefix("https://billing.stripe.com/"))
+        let portalCall = try #require(setup.double.requests.last { $0.path == "/v1/billing_portal/sessions" })
+        #expect(portalCall.form.contains { $0.0 == "customer" && $0.1 == stripeCustomer })
+
+                // Cancel now.
         _ = try await app.cancelSubscription(body: .json(.init(userId: setup.user, productId: "premium_monthly", immediate: true))).ok
         stripe = try #require(setup.double.object(setup.subscription))
         #expect(stripe["status"] as? String == "canceled")

@@ -57,6 +57,18 @@ final class PortalService: Sendable {
         let minutes = config.billing.portalSessionMinutes
         let base = baseURL.withLock { $0 }
         let returnURL = try returnURL(request.returnUrl)
+        if let stripe = subscriptions.stripe, let session = try await stripePortal(stripe, request, returnURL: returnURL, scope: scope) {
+            // Stripe keeps this customer's subscription: its own billing portal, audited here.
+            return try await changes.mutate(
+                scope, operation: "createCustomerPortalSession", request: request, idempotencyKey: idempotencyKey,
+                customerId: request.userId, action: "portal.session_created"
+            ) { _, now in
+                ChangeTransaction.Change(
+                    output: Schemas.PortalSessionResponse(portalUrl: session.url, expiresAt: Date(unixSeconds: now + Int64(minutes) * 60)),
+                    before: nil, after: nil
+                )
+            }
+        }
         return try await changes.mutate(
             scope, operation: "createCustomerPortalSession", request: request, idempotencyKey: idempotencyKey,
             customerId: request.userId, action: "portal.session_created"
@@ -71,6 +83,29 @@ final class PortalService: Sendable {
                 output: Schemas.PortalSessionResponse(portalUrl: "\(base)/portal/\(token)", expiresAt: Date(unixSeconds: expires)),
                 before: nil, after: nil
             )
+        }
+    }
+
+    /// A Stripe billing-portal session for a customer whose subscription Stripe keeps (nil: not one).
+    private func stripePortal(
+        _ stripe: StripeBilling, _ request: Schemas.PortalSessionRequest, returnURL: String?, scope: RequestScope
+    ) async throws -> StripePortalSession? {
+        let stripeCustomer = try await store.read { data -> String? in
+            guard let customer = try await data.customers.lookup(request.userId, scope), let id = customer.billingCustomerId,
+                try await data.ledger.subscriptions(customerId: customer.id).contains(where: { $0.providerId != nil })
+            else { return nil }
+            return id
+        }
+        guard let stripeCustomer else { return nil }
+        var form = StripeClient.Form()
+        form.add("customer", stripeCustomer)
+        if let returnURL { form.add("return_url", returnURL) }
+        do {
+            // A session moves no money: each request may make its own.
+            return try await stripe.client(livemode: scope.livemode)
+                .post("/v1/billing_portal/sessions", form, idempotencyKey: "savedesk_portal_" + scope.requestId)
+        } catch let failure as StripeClient.Failure {
+            throw StripeBilling.answer(failure)
         }
     }
 
