@@ -213,7 +213,8 @@ public enum SaveDeskBackend {
         )
         let retention = RetentionService(changes: changes, config: config)
         let checkout = CheckoutService(
-            store: store, changes: changes, clock: dataClock, config: config, portal: portal, switchAndSave: switchAndSave
+            store: store, changes: changes, clock: dataClock, config: config, portal: portal, switchAndSave: switchAndSave,
+            stripe: stripe
         )
         let events = EventHub(store: store, clock: clock, settings: config.events.hubSettings, logger: logger, metrics: metrics)
         let jobs = JobBoard()

@@ -109,38 +109,75 @@ final class StripeDouble: Sendable {
     func dashboardSubscription(savedeskCustomer: String, price: String, status: String = "active", periodEnd: Int64) -> String {
         state.withLock { state in
             let customer = makeCustomer(&state, email: "\(savedeskCustomer)@example.com", metadata: ["savedesk_customer_id": savedeskCustomer])
-            var subscription = Self.fixture("subscription")
-            let id = nextId(&state, "sub")
-            subscription["id"] = id
-            subscription["customer"] = customer
-            subscription["status"] = status
-            subscription["created"] = state.now
-            subscription["start_date"] = state.now
-            subscription["cancel_at_period_end"] = false
-            subscription["cancel_at"] = NSNull()
-            subscription["canceled_at"] = NSNull()
-            subscription["ended_at"] = NSNull()
-            subscription["trial_end"] = NSNull()
-            subscription["pause_collection"] = NSNull()
-            subscription["discounts"] = [Any]()
-            subscription["livemode"] = false
-            subscription["metadata"] = ["savedesk_customer_id": savedeskCustomer]
-            subscription["cancellation_details"] = ["comment": NSNull(), "feedback": NSNull(), "reason": NSNull()]
-            var items = subscription["items"] as! [String: Any]
-            var item = (items["data"] as! [[String: Any]])[0]
-            var priceObject = item["price"] as! [String: Any]
-            priceObject["id"] = price
-            item["price"] = priceObject
-            item["subscription"] = id
-            item["current_period_start"] = state.now
-            item["current_period_end"] = periodEnd
-            items["data"] = [item]
-            items["url"] = "/v1/subscription_items?subscription=\(id)"
-            subscription["items"] = items
-            state.objects[id] = subscription
+            let subscription = makeSubscription(&state, customer: customer, price: price, status: status, periodEnd: periodEnd,
+                                                metadata: ["savedesk_customer_id": savedeskCustomer])
             emit(&state, "customer.subscription.created", subscription)
-            return id
+            return subscription["id"] as! String
         }
+    }
+
+    /// The customer confirms the payment sheet with a test card: a trialing subscription gets its
+    /// card saved (the SetupIntent succeeds); an incomplete one's first invoice is paid.
+    func confirmPayment(_ id: String) {
+        state.withLock { state in
+            guard var subscription = state.objects[id] else { return }
+            if subscription["status"] as? String == "trialing" {
+                subscription["default_payment_method"] = "pm_card_visa"
+                subscription["pending_setup_intent"] = NSNull()
+                state.objects[id] = subscription
+                emit(&state, "customer.subscription.updated", subscription)
+            } else {
+                subscription["status"] = "active"
+                subscription["default_payment_method"] = "pm_card_visa"
+                state.objects[id] = subscription
+                emit(&state, "customer.subscription.updated", subscription)
+                if let invoiceId = subscription["latest_invoice"] as? String, var invoice = state.objects[invoiceId] {
+                    invoice["status"] = "paid"
+                    state.objects[invoiceId] = invoice
+                    emit(&state, "invoice.paid", invoice)
+                }
+            }
+        }
+    }
+
+    private func makeSubscription(
+        _ state: inout State, customer: String, price: String, status: String, periodEnd: Int64, metadata: [String: String]
+    ) -> [String: Any] {
+        var subscription = Self.fixture("subscription")
+        let id = nextId(&state, "sub")
+        subscription["id"] = id
+        subscription["customer"] = customer
+        subscription["status"] = status
+        subscription["created"] = state.now
+        subscription["start_date"] = state.now
+        subscription["cancel_at_period_end"] = false
+        subscription["default_payment_method"] = NSNull()
+        subscription["pending_setup_intent"] = NSNull()
+        subscription["latest_invoice"] = NSNull()
+        subscription["cancel_at"] = NSNull()
+        subscription["canceled_at"] = NSNull()
+        subscription["ended_at"] = NSNull()
+        subscription["trial_end"] = NSNull()
+        subscription["trial_start"] = NSNull()
+        subscription["pause_collection"] = NSNull()
+        subscription["discounts"] = [Any]()
+        subscription["livemode"] = false
+        subscription["metadata"] = metadata
+        subscription["cancellation_details"] = ["comment": NSNull(), "feedback": NSNull(), "reason": NSNull()]
+        var items = subscription["items"] as! [String: Any]
+        var item = (items["data"] as! [[String: Any]])[0]
+        var priceObject = item["price"] as! [String: Any]
+        priceObject["id"] = price
+        item["price"] = priceObject
+        item["id"] = nextId(&state, "si")
+        item["subscription"] = id
+        item["current_period_start"] = state.now
+        item["current_period_end"] = periodEnd
+        items["data"] = [item]
+        items["url"] = "/v1/subscription_items?subscription=\(id)"
+        subscription["items"] = items
+        state.objects[id] = subscription
+        return subscription
     }
 
     /// A change made in Stripe's dashboard (no SaveDesk request), with its event.
@@ -174,6 +211,10 @@ final class StripeDouble: Sendable {
     private static let allowed: [String: Set<String>] = [
         "POST /v1/coupons": ["id", "percent_off", "duration", "duration_in_months", "name", "metadata[*]"],
         "POST /v1/customers": ["email", "name", "metadata[*]"],
+        "POST /v1/subscriptions": [
+            "customer", "items[0][price]", "payment_behavior", "payment_settings[save_default_payment_method]", "trial_end",
+            "discounts[0][coupon]", "metadata[*]", "expand[*]",
+        ],
         "POST /v1/subscriptions/:id": [
             "cancel_at_period_end", "cancellation_details[comment]", "cancellation_details[feedback]", "pause_collection",
             "pause_collection[behavior]", "pause_collection[resumes_at]", "discounts[0][coupon]", "trial_end", "proration_behavior",
@@ -208,7 +249,8 @@ final class StripeDouble: Sendable {
         guard let allowed = Self.allowed[route] else {
             return Self.error(404, type: "invalid_request_error", code: "resource_missing", "Unrecognized request URL (\(method): \(path))")
         }
-        for (name, _) in form where !allowed.contains(name) && !(name.hasPrefix("metadata[") && allowed.contains("metadata[*]")) {
+        let prefixes = allowed.filter { $0.hasSuffix("[*]") }.map { String($0.dropLast(2)) }
+        for (name, _) in form where !allowed.contains(name) && !prefixes.contains(where: { name.hasPrefix($0) }) {
             return Self.error(400, type: "invalid_request_error", code: "parameter_unknown", "Received unknown parameter: \(name)", param: name)
         }
         if method != "GET" {
@@ -272,7 +314,51 @@ final class StripeDouble: Sendable {
             coupon["metadata"] = Self.metadata(form)
             state.objects[id] = coupon
             return (200, coupon)
-        case "POST /v1/customers":
+        case "POST /v1/subscriptions":
+            guard let customer = values["customer"], state.objects[customer] != nil else { return Self.missing(values["customer"] ?? "") }
+            guard let price = values["items[0][price]"] else {
+                return (400, Self.envelope(type: "invalid_request_error", code: "parameter_missing", "Missing required param: items.", param: "items"))
+            }
+            let trialEnd = values["trial_end"].flatMap(Int64.init)
+            var subscription = makeSubscription(
+                &state, customer: customer, price: price, status: trialEnd == nil ? "incomplete" : "trialing",
+                periodEnd: trialEnd ?? state.now + 30 * 86_400, metadata: Self.metadata(form)
+            )
+            let id = subscription["id"] as! String
+            var setupIntent: [String: Any]?
+            var invoice: [String: Any]?
+            if let trialEnd {
+                subscription["trial_end"] = trialEnd
+                subscription["trial_start"] = state.now
+                let setupId = nextId(&state, "seti")
+                setupIntent = ["id": setupId, "object": "setup_intent", "client_secret": "\(setupId)_secret_double", "status": "requires_payment_method"]
+                state.objects[setupId] = setupIntent
+                subscription["pending_setup_intent"] = setupId
+            } else {
+                var made = Self.fixture("invoice")
+                let invoiceId = nextId(&state, "in")
+                made["id"] = invoiceId
+                made["status"] = "open"
+                made["customer"] = customer
+                made["parent"] = ["type": "subscription_details", "quote_details": NSNull(),
+                                  "subscription_details": ["subscription": id, "metadata": [String: String](), "subscription_proration_date": NSNull()]]
+                made["confirmation_secret"] = ["client_secret": "pi_\(invoiceId)_secret_double", "type": "payment_intent"]
+                state.objects[invoiceId] = made
+                invoice = made
+                subscription["latest_invoice"] = invoiceId
+            }
+            if let coupon = values["discounts[0][coupon]"] {
+                guard state.objects[coupon] != nil else { return Self.missing(coupon) }
+                subscription["discounts"] = [attach(&state, coupon: coupon, to: id)]
+            }
+            state.objects[id] = subscription
+            emit(&state, "customer.subscription.created", subscription)
+            let expand = form.filter { $0.0.hasPrefix("expand[") }.map(\.1)
+            var answer = subscription
+            if expand.contains("latest_invoice.confirmation_secret") || expand.contains("latest_invoice"), let invoice { answer["latest_invoice"] = invoice }
+            if expand.contains("pending_setup_intent"), let setupIntent { answer["pending_setup_intent"] = setupIntent }
+            return (200, answer)
+                case "POST /v1/customers":
             let id = makeCustomer(&state, email: values["email"], metadata: Self.metadata(form))
             return (200, state.objects[id]!)
         case "POST /v1/billing_portal/sessions":
@@ -318,14 +404,7 @@ final class StripeDouble: Sendable {
             }
             if let coupon = values["discounts[0][coupon]"] {
                 guard state.objects[coupon] != nil else { return Self.missing(coupon) }
-                var discount = Self.fixture("discount")
-                let discountId = nextId(&state, "di")
-                discount["id"] = discountId
-                discount["subscription"] = id
-                discount["start"] = state.now
-                discount["source"] = ["coupon": coupon, "type": "coupon"]
-                state.objects[discountId] = discount
-                subscription["discounts"] = [discountId]
+                subscription["discounts"] = [attach(&state, coupon: coupon, to: id)]
             }
             if let trialEnd = values["trial_end"].flatMap(Int64.init) {
                 subscription["trial_end"] = trialEnd
@@ -337,6 +416,17 @@ final class StripeDouble: Sendable {
         default:
             return Self.missing(id ?? "")
         }
+    }
+
+    private func attach(_ state: inout State, coupon: String, to subscription: String) -> String {
+        var discount = Self.fixture("discount")
+        let id = nextId(&state, "di")
+        discount["id"] = id
+        discount["subscription"] = subscription
+        discount["start"] = state.now
+        discount["source"] = ["coupon": coupon, "type": "coupon"]
+        state.objects[id] = discount
+        return id
     }
 
     private func nextId(_ state: inout State, _ prefix: String) -> String {

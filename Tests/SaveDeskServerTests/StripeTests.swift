@@ -136,6 +136,75 @@ struct StripeTests {
         #expect(charges == 0)
     }
 
+    @Test func aSwitchAndSaveCheckoutStartsATrialToTheAppStoreEndWithTheDiscountAndIsPaidByTheWebhook() async throws {
+        let setup = try await Self.start()
+        defer { Task { await setup.stop() } }
+        let server = setup.server
+        let appleEnd = TestServer.start.addingTimeInterval(9 * 86_400)
+        let checkout = try await server.app.createCheckout(body: .json(.init(
+            productId: "premium_monthly", userId: "cus_chloe", storekitSubscriptionEnd: appleEnd,
+            storekitOriginalTransactionId: "2000000810000001", checkoutMode: .native, platform: "ios"
+        ))).ok.body.json
+        #expect(checkout.trialType == "migration" && checkout.amount == 0)
+        // The simulator does not pay a Stripe checkout: Stripe does.
+        expectFailure(
+            try await server.desk.simulateCheckout(body: .json(.init(transactionId: checkout.transactionId, outcome: .paid))),
+            status: 422, code: "stripe_not_simulated"
+        )
+        let secret = try await server.app.finalizeCheckout(path: .init(transactionId: checkout.transactionId)).ok.body.json.clientSecret
+        #expect(secret.hasPrefix("seti_"), "a trial saves the card: nothing is charged while Apple is paid")
+        #expect(try await server.app.finalizeCheckout(path: .init(transactionId: checkout.transactionId)).ok.body.json.clientSecret == secret)
+        let created = try #require(setup.double.requests.last { $0.method == "POST" && $0.path == "/v1/subscriptions" })
+        let form = Dictionary(created.form, uniquingKeysWith: { $1 })
+        #expect(form["trial_end"] == String(Int64(appleEnd.timeIntervalSince1970)), "trial_end is the bridged App Store end")
+        #expect(form["discounts[0][coupon]"] == "savedesk_20pct_forever")
+        #expect(form["metadata[savedesk_checkout_id]"] == checkout.transactionId)
+        #expect(setup.double.requests.filter { $0.path == "/v1/subscriptions" }.count == 1, "made once, whatever the repeats")
+        let stripeId = try #require(setup.double.events.last { $0.type == "customer.subscription.created" }.flatMap { event in
+            (try? JSONSerialization.jsonObject(with: event.body) as? [String: Any]).flatMap { (($0["data"] as? [String: Any])?["object"] as? [String: Any])?["id"] as? String }
+        })
+        // Not paid yet: its events change nothing here.
+        try await setup.deliverAll()
+        #expect(try await server.running.store.read { try await $0.ledger.subscription(providerId: stripeId) } == nil)
+        #expect(try await server.app.getTransaction(path: .init(transactionId: checkout.transactionId)).ok.body.json.status.rawValue == "pending")
+        // The customer confirms the sheet: the webhook records the trialing web subscription.
+        let index = setup.double.events.count
+        setup.double.confirmPayment(stripeId)
+        try await setup.deliverAll(from: index)
+        #expect(try await server.app.getTransaction(path: .init(transactionId: checkout.transactionId)).ok.body.json.status.rawValue == "completed")
+        let web = try #require(try await server.app.getEntitlements(query: .init(userId: "cus_chloe")).ok.body.json.entitlements.first { $0.source.rawValue == "web_checkout" })
+        #expect(web.status == .active && web.isTrial && web.trialEndsAt == appleEnd)
+        let record = try #require(try await server.running.store.read { try await $0.ledger.subscription(providerId: stripeId) })
+        #expect(record.trialType == "migration" && record.customerId == "cus_chloe")
+        let customer = try await server.running.store.read { try await $0.customers.find(id: "cus_chloe") }
+        #expect(customer?.billingCustomerId == form["customer"], "the Stripe customer is kept, reused next time")
+    }
+
+    @Test func aPlainCheckoutIsChargedByStripeAndRecordedWhenItsInvoiceIsPaid() async throws {
+        let setup = try await Self.start()
+        defer { Task { await setup.stop() } }
+        let server = setup.server
+        let plain = try await server.app.createCheckout(body: .json(.init(productId: "basic_monthly", userId: "cus_ivan"))).ok.body.json
+        let secret = try await server.app.finalizeCheckout(path: .init(transactionId: plain.transactionId)).ok.body.json.clientSecret
+        #expect(secret.hasPrefix("pi_"), "the first invoice's PaymentIntent")
+        let stripeId = try #require(setup.double.requests.last { $0.path == "/v1/subscriptions" }.flatMap { _ in
+            setup.double.events.last { $0.type == "customer.subscription.created" }
+        }.flatMap { event in
+            (try? JSONSerialization.jsonObject(with: event.body) as? [String: Any]).flatMap { (($0["data"] as? [String: Any])?["object"] as? [String: Any])?["id"] as? String }
+        })
+        let index = setup.double.events.count
+        setup.double.confirmPayment(stripeId)
+        // The invoice first, then the subscription's event: either way one subscription, active.
+        for event in setup.double.events.dropFirst(index).reversed() {
+            let (status, _) = try await setup.double.deliver(event, to: server.baseURL, timestamp: setup.now)
+            #expect(status == 200)
+        }
+        let record = try #require(try await server.running.store.read { try await $0.ledger.subscription(providerId: stripeId) })
+        #expect(record.status == "active" && record.productId == "basic_monthly")
+        let charges = try await server.running.store.read { try await $0.ledger.subscriptions(customerId: "cus_ivan") }.filter { $0.providerId == stripeId }
+        #expect(charges.count == 1)
+    }
+
     @Test func aForgedStaleReplayedOrOutOfOrderWebhookChangesNothing() async throws {
         let setup = try await Self.start()
         defer { Task { await setup.stop() } }

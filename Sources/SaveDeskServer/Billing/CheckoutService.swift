@@ -21,9 +21,15 @@ final class CheckoutService: Sendable {
     let config: ServerConfig
     let portal: PortalService
     let switchAndSave: SwitchAndSaveService
+    /// With `[billing] provider = "stripe"`: finalize starts the subscription on Stripe.
+    let stripe: StripeBilling?
     private let inFlight = Mutex<Set<String>>([])
 
-    init(store: Store, changes: ChangeTransaction, clock: DataClock, config: ServerConfig, portal: PortalService, switchAndSave: SwitchAndSaveService) {
+    init(
+        store: Store, changes: ChangeTransaction, clock: DataClock, config: ServerConfig, portal: PortalService, switchAndSave: SwitchAndSaveService,
+        stripe: StripeBilling? = nil
+    ) {
+        self.stripe = stripe
         self.store = store
         self.changes = changes
         self.clock = clock
@@ -208,6 +214,7 @@ final class CheckoutService: Sendable {
     /// checkout expired.
     func finalize(id: String, scope: RequestScope) async throws -> Schemas.FinalizeResponse {
         let customer = try await store.read { data in try await load(data, id, scope: scope).customerId }
+        if let stripe { return .init(clientSecret: try await finalizeOnStripe(stripe, id: id, customerId: customer, scope: scope)) }
         let secret: String = try await changes.mutate(
             scope, operation: "finalizeCheckout", request: ["transaction_id": id], idempotencyKey: nil, customerId: customer,
             action: "checkout.finalized"
@@ -220,6 +227,39 @@ final class CheckoutService: Sendable {
             return .init(output: secret, before: nil, after: nil)
         }
         return .init(clientSecret: secret)
+    }
+
+    /// Finalize on Stripe (`StripeBilling.startCheckout`): the customer and the subscription made
+    /// once (Stripe's Idempotency-Key is the checkout's id), the client secret kept and handed out
+    /// the same on every repeat.
+    private func finalizeOnStripe(_ stripe: StripeBilling, id: String, customerId: String, scope: RequestScope) async throws -> String {
+        let (record, customer) = try await store.read { data in
+            (try await load(data, id, scope: scope), try await data.customers.lookup(customerId, scope))
+        }
+        if let secret = record.clientSecret { return secret }
+        try checkNotExpired(record, now: clock.now(scope).unixSeconds)
+        guard record.status == "pending" else {
+            throw SaveDeskError.conflict("transaction \(record.id) is already \(record.status)", code: "transaction_not_pending")
+        }
+        let product = try config.requireProduct(record.productId)
+        let started = try await stripe.startCheckout(
+            record, customer: customer ?? .new(id: customerId, livemode: scope.livemode, at: clock.now(scope).unixSeconds),
+            product: product, scope: scope
+        )
+        return try await changes.mutate(
+            scope, operation: "finalizeCheckout", request: ["transaction_id": id], idempotencyKey: nil, customerId: customerId,
+            action: "checkout.finalized"
+        ) { data, now in
+            let current = try await load(data, id, scope: scope)
+            if let secret = current.clientSecret { return .init(output: secret, before: nil, after: nil, changed: false) }
+            var customer = try await changes.customer(data, id: customerId, scope: scope, now: now)
+            if customer.billingCustomerId == nil {
+                customer.billingCustomerId = started.stripeCustomer
+                try await data.customers.update(customer)
+            }
+            try await data.checkouts.setClientSecret(started.clientSecret, id: id)
+            return .init(output: started.clientSecret, before: nil, after: nil)
+        }
     }
 
     func wire(_ record: CheckoutRecord, expiresAt: Int64?) -> Schemas.CheckoutTransaction {
@@ -285,6 +325,12 @@ final class CheckoutService: Sendable {
     /// Completes a pending checkout as the payment webhook would: paid creates the web
     /// subscription (trialing until the App Store period ends, with the switch-and-save discount).
     func complete(_ request: Schemas.SimulateCheckoutRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.CheckoutTransaction {
+        guard stripe == nil else {
+            throw SaveDeskError.unprocessable(
+                "Stripe keeps web billing on this server: the checkout is paid through Stripe (its test cards in test mode), and its webhook records it",
+                code: "stripe_not_simulated"
+            )
+        }
         let customer = try await store.read { data in try await load(data, request.transactionId, scope: scope).customerId }
         return try await changes.mutate(
             scope, operation: "simulateCheckout", request: request, idempotencyKey: idempotencyKey, customerId: customer,
@@ -304,40 +350,52 @@ final class CheckoutService: Sendable {
             // Paid while another checkout already made the subscription: no second one, no charge
             // (the checkout stays pending, refused again on every try, until it expires).
             try Self.refuseSecondWebSubscription(product, in: try await data.ledger.subscriptions(customerId: record.customerId))
-            let interval = product.interval
-            let start = record.trialEnd ?? now
-            var subscription = SubscriptionRecord(
-                id: "sub_web_\(record.id)", customerId: record.customerId, productId: product.id, source: .web,
-                status: record.trialType == "migration" ? "trialing" : "active", willRenew: true,
-                isTrial: record.trialType == "migration", trialType: record.trialType,
-                startedAt: now, currentPeriodEnd: record.trialEnd ?? BillingLedger.add(interval, to: now),
-                trialEndsAt: record.trialType == "migration" ? record.trialEnd : nil, cancelledAt: nil, accessUntil: nil,
-                cancelReason: nil, pausedAt: nil, pauseResumesAt: nil, gracePeriodEndsAt: nil, pastDueSince: nil,
-                expirationIntent: nil, originalTransactionId: nil, priceMicros: product.webPrice?.amountMicros ?? 0,
-                currency: record.currency, updatedAt: now, livemode: record.livemode
-            )
-            try await data.ledger.insert(subscription)
-            if record.discountPercent > 0 {
-                try await data.ledger.insert(DiscountRecord(
-                    id: "di_" + UUID.random().uuidString.lowercased(), subscriptionId: subscription.id, offerKey: "switch_and_save",
-                    percentOff: record.discountPercent, freeDays: nil, duration: "forever", durationInMonths: nil,
-                    startsAt: now, endsAt: nil
-                ))
-            }
-            if record.trialEnd == nil {
-                // A plain checkout is paid now for its first period.
-                try await data.ledger.insert(ChargeRecord(
-                    subscriptionId: subscription.id, amountMicros: subscription.priceMicros, currency: record.currency,
-                    from: start, to: subscription.currentPeriodEnd ?? start, paid: true, at: now
-                ))
-            }
-            subscription.updatedAt = now
-            record.status = "completed"
-            record.purchasedAt = now
-            record.subscriptionId = subscription.id
-            try await data.checkouts.markCompleted(id: record.id, at: now, subscriptionId: subscription.id)
+            let subscription = try await Self.subscribe(&record, product: product, data: data, now: now, chargeNow: record.trialEnd == nil)
             return .init(output: wire(record, expiresAt: subscription.currentPeriodEnd), before: nil, after: subscription)
         }
+    }
+
+    /// The web subscription a paid checkout makes (trialing until the App Store period ends for a
+    /// switch, with its discount), the checkout marked completed. `chargeNow`: the ledger records
+    /// the first period's charge (a plain checkout on the ledger; Stripe charges its own).
+    static func subscribe(
+        _ record: inout CheckoutRecord, product: ServerConfig.ProductConfig, data: Repositories, now: Int64, chargeNow: Bool,
+        adjust: (inout SubscriptionRecord) -> Void = { _ in }
+    ) async throws -> SubscriptionRecord {
+        let interval = product.interval
+        let start = record.trialEnd ?? now
+        var subscription = SubscriptionRecord(
+            id: "sub_web_\(record.id)", customerId: record.customerId, productId: product.id, source: .web,
+            status: record.trialType == "migration" ? "trialing" : "active", willRenew: true,
+            isTrial: record.trialType == "migration", trialType: record.trialType,
+            startedAt: now, currentPeriodEnd: record.trialEnd ?? BillingLedger.add(interval, to: now),
+            trialEndsAt: record.trialType == "migration" ? record.trialEnd : nil, cancelledAt: nil, accessUntil: nil,
+            cancelReason: nil, pausedAt: nil, pauseResumesAt: nil, gracePeriodEndsAt: nil, pastDueSince: nil,
+            expirationIntent: nil, originalTransactionId: nil, priceMicros: product.webPrice?.amountMicros ?? 0,
+            currency: record.currency, updatedAt: now, livemode: record.livemode
+        )
+        adjust(&subscription)
+        try await data.ledger.insert(subscription)
+        if record.discountPercent > 0 {
+            try await data.ledger.insert(DiscountRecord(
+                id: "di_" + UUID.random().uuidString.lowercased(), subscriptionId: subscription.id, offerKey: "switch_and_save",
+                percentOff: record.discountPercent, freeDays: nil, duration: "forever", durationInMonths: nil,
+                startsAt: now, endsAt: nil
+            ))
+        }
+        if chargeNow {
+            // A plain checkout is paid now for its first period.
+            try await data.ledger.insert(ChargeRecord(
+                subscriptionId: subscription.id, amountMicros: subscription.priceMicros, currency: record.currency,
+                from: start, to: subscription.currentPeriodEnd ?? start, paid: true, at: now
+            ))
+        }
+        subscription.updatedAt = now
+        record.status = "completed"
+        record.purchasedAt = now
+        record.subscriptionId = subscription.id
+        try await data.checkouts.markCompleted(id: record.id, at: now, subscriptionId: subscription.id)
+        return subscription
     }
 
     /// The page behind `checkout_url`: what the customer is buying and when they pay.

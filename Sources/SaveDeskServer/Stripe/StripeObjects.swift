@@ -43,6 +43,8 @@ struct StripeSubscription: Decodable, Sendable, Equatable {
     /// Discount ids (or objects when expanded: then only their ids are read).
     var discounts: [StripeReference]
     var latest_invoice: StripeReference?
+    /// Set once the customer's card is saved (a trialing checkout is paid for when it is).
+    var default_payment_method: StripeReference?
 
     var periodEnd: Int64? { items.data.compactMap(\.current_period_end).max() }
     var priceId: String? { items.data.first?.price.id }

@@ -85,23 +85,41 @@ final class StripeWebhookService: Sendable {
         }
         return try await store.transaction(key: "customer:" + customerId) { data in
             if try await data.stripe.hasEvent(id: event.id) { return "duplicate" }
+            func finish(_ outcome: String, data: Repositories, now: Int64) async throws -> String {
+                try await data.stripe.recordEvent(
+                    id: event.id, livemode: scope.livemode, type: event.type, created: event.created, objectId: stripe.id,
+                    receivedAt: now, outcome: outcome
+                )
+                return outcome
+            }
             let now = changes.clock.now(scope).unixSeconds
             var record: SubscriptionRecord
             var before: SubscriptionRecord?
             if let existing = try await data.ledger.subscription(providerId: stripe.id) {
                 guard existing.livemode == scope.livemode else { return "ignored" }
                 let synced = existing.providerSyncedAt ?? 0
-                if event.created < synced {
-                    try await data.stripe.recordEvent(
-                        id: event.id, livemode: scope.livemode, type: event.type, created: event.created, objectId: stripe.id,
-                        receivedAt: now, outcome: "stale"
-                    )
-                    return "stale"
-                }
+                if event.created < synced { return try await finish("stale", data: data, now: now) }
                 if event.created == synced { return "in_doubt" }
                 record = existing
                 before = existing
+            } else if let checkoutId = stripe.metadata["savedesk_checkout_id"] {
+                // A SaveDesk checkout's subscription: made here once Stripe says it is paid for.
+                guard var checkout = try await data.checkouts.find(id: checkoutId), checkout.livemode == scope.livemode,
+                    checkout.customerId == customerId, checkout.productId == product.id
+                else { return try await finish("unmatched", data: data, now: now) }
+                let paid = stripe.status == "active" || (stripe.status == "trialing" && stripe.default_payment_method != nil)
+                guard checkout.status == "pending", paid else { return try await finish("waiting", data: data, now: now) }
+                let subscription = try await CheckoutService.subscribe(&checkout, product: product, data: data, now: now, chargeNow: false) {
+                    StripeBilling.apply(stripe, to: &$0, syncedAt: event.created)
+                }
+                try await data.audit.append(AuditRecord(
+                    id: AuditID.next(), at: now, actor: "stripe", customerId: customerId, action: "checkout.paid",
+                    parameters: try ChangeTransaction.json(["event": event.id, "subscription": stripe.id, "transaction_id": checkoutId]),
+                    beforeState: nil, afterState: try ChangeTransaction.json(subscription), requestId: scope.requestId
+                ))
+                return try await finish("applied", data: data, now: now)
             } else {
+                guard ["active", "trialing", "past_due"].contains(stripe.status) else { return try await finish("unmatched", data: data, now: now) }
                 let customer = try await changes.customer(data, id: customerId, scope: scope, now: now)
                 if customer.billingCustomerId == nil {
                     var linked = customer
@@ -128,11 +146,7 @@ final class StripeWebhookService: Sendable {
                     beforeState: try before.map(ChangeTransaction.json), afterState: try ChangeTransaction.json(record), requestId: scope.requestId
                 ))
             }
-            try await data.stripe.recordEvent(
-                id: event.id, livemode: scope.livemode, type: event.type, created: event.created, objectId: stripe.id, receivedAt: now,
-                outcome: "applied"
-            )
-            return "applied"
+            return try await finish("applied", data: data, now: now)
         }
     }
 

@@ -1,0 +1,73 @@
+import Foundation
+import RetentionDomain
+
+/// A web checkout kept by Stripe, in the SDK's deferred mode: the checkout is made in SaveDesk
+/// (its price, trial and discount decided on the server's own facts, as on the ledger); finalize
+/// makes, once, the Stripe customer (the customer's `billing_customer_id` reused when it has one)
+/// and an incomplete Stripe subscription, and hands the SDK the client secret to confirm: the
+/// first invoice's PaymentIntent, or, for a switch whose App Store period is still paid, the
+/// SetupIntent that saves the card while `trial_end` (the bridged App Store end) keeps anything
+/// from being charged. The payment is confirmed by Stripe's signed webhook, which makes the web
+/// subscription here (`StripeWebhookService`).
+extension StripeBilling {
+    struct CheckoutStart: Sendable {
+        var clientSecret: String
+        var stripeCustomer: String
+        var subscription: String
+    }
+
+    /// The expanded parts of a subscription just made.
+    private struct Started: Decodable {
+        struct Secret: Decodable { var client_secret: String? }
+        struct Invoice: Decodable { var id: String; var confirmation_secret: Secret? }
+        var id: String
+        var status: String
+        var latest_invoice: Invoice?
+        var pending_setup_intent: Secret?
+    }
+
+    func startCheckout(
+        _ record: CheckoutRecord, customer: CustomerRecord, product: ServerConfig.ProductConfig, scope: RequestScope
+    ) async throws -> CheckoutStart {
+        let client = try client(livemode: scope.livemode)
+        guard let price = client.account.prices[product.id] else {
+            throw SaveDeskError.unprocessable("\(product.displayName) has no Stripe price in this mode's account", code: "stripe_not_configured")
+        }
+        do {
+            var stripeCustomer = customer.billingCustomerId
+            if stripeCustomer == nil {
+                var form = StripeClient.Form()
+                if !customer.email.isEmpty { form.add("email", customer.email) }
+                if !customer.name.isEmpty { form.add("name", customer.name) }
+                form.add("metadata[savedesk_customer_id]", customer.id)
+                let made: StripeCustomer = try await client.post(
+                    "/v1/customers", form, idempotencyKey: "savedesk_customer_" + SHA256Digest.hex(Array("\(scope.livemode)|\(customer.id)".utf8), prefix: 16)
+                )
+                stripeCustomer = made.id
+            }
+            guard let stripeCustomer else { throw StripeClient.Failure.unreachable("no customer") }
+            var form = StripeClient.Form()
+            form.add("customer", stripeCustomer)
+            form.add("items[0][price]", price)
+            form.add("payment_behavior", "default_incomplete")
+            form.add("payment_settings[save_default_payment_method]", "on_subscription")
+            if let trialEnd = record.trialEnd { form.add("trial_end", trialEnd) }
+            if record.discountPercent > 0 {
+                // The switch-and-save discount runs for as long as the subscription does (as on the ledger).
+                form.add("discounts[0][coupon]", try await coupon(percent: record.discountPercent, duration: .forever, client: client))
+            }
+            form.add("metadata[savedesk_customer_id]", customer.id)
+            form.add("metadata[savedesk_checkout_id]", record.id)
+            if let trial = record.trialType { form.add("metadata[savedesk_trial_type]", trial) }
+            form.add("expand[0]", "latest_invoice.confirmation_secret")
+            form.add("expand[1]", "pending_setup_intent")
+            let started: Started = try await client.post("/v1/subscriptions", form, idempotencyKey: "savedesk_checkout_" + record.id)
+            guard let secret = started.pending_setup_intent?.client_secret ?? started.latest_invoice?.confirmation_secret?.client_secret else {
+                throw StripeClient.Failure.unreachable("the subscription came back with no client secret to confirm")
+            }
+            return CheckoutStart(clientSecret: secret, stripeCustomer: stripeCustomer, subscription: started.id)
+        } catch let failure as StripeClient.Failure {
+            throw Self.answer(failure)
+        }
+    }
+}
