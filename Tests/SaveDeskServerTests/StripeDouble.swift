@@ -218,7 +218,7 @@ final class StripeDouble: Sendable {
         "POST /v1/subscriptions/:id": [
             "cancel_at_period_end", "cancellation_details[comment]", "cancellation_details[feedback]", "pause_collection",
             "pause_collection[behavior]", "pause_collection[resumes_at]", "discounts[0][coupon]", "trial_end", "proration_behavior",
-            "metadata[*]",
+            "metadata[*]", "items[0][id]", "items[0][price]",
         ],
         "DELETE /v1/subscriptions/:id": ["cancellation_details[comment]", "cancellation_details[feedback]", "invoice_now", "prorate"],
         "POST /v1/billing_portal/sessions": ["customer", "return_url"],
@@ -409,6 +409,20 @@ final class StripeDouble: Sendable {
             if let trialEnd = values["trial_end"].flatMap(Int64.init) {
                 subscription["trial_end"] = trialEnd
                 subscription["status"] = "trialing"
+            }
+            if let price = values["items[0][price]"] {
+                var items = subscription["items"] as! [String: Any]
+                var item = (items["data"] as! [[String: Any]])[0]
+                guard values["items[0][id]"] == item["id"] as? String else {
+                    return (400, Self.envelope(type: "invalid_request_error", code: "resource_missing", "No such subscription item", param: "items[0][id]"))
+                }
+                var priceObject = item["price"] as! [String: Any]
+                priceObject["id"] = price
+                item["price"] = priceObject
+                item["current_period_start"] = state.now
+                item["current_period_end"] = state.now + 365 * 86_400
+                items["data"] = [item]
+                subscription["items"] = items
             }
             state.objects[id] = subscription
             emit(&state, "customer.subscription.updated", subscription)

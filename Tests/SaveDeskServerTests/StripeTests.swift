@@ -205,6 +205,30 @@ struct StripeTests {
         #expect(charges.count == 1)
     }
 
+    @Test func anUpgradeMovesTheStripeItemWithProration() async throws {
+        let setup = try await Self.start()
+        defer { Task { await setup.stop() } }
+        let index = setup.double.events.count
+        let basic = setup.double.dashboardSubscription(
+            savedeskCustomer: "stripe_user_2", price: "price_double_basic_monthly", periodEnd: setup.now + 20 * 86_400
+        )
+        try await setup.deliverAll(from: index)
+        let done = try await setup.server.app.executeUpgrade(body: .json(.init(
+            userId: "stripe_user_2", currentProductId: "basic_monthly", targetProductId: "premium_monthly"
+        ))).ok.body.json
+        #expect(done.success)
+        let post = try #require(setup.double.requests.last { $0.method == "POST" && $0.path == "/v1/subscriptions/\(basic)" })
+        let form = Dictionary(post.form, uniquingKeysWith: { $1 })
+        #expect(form["items[0][price]"] == Self.price && form["proration_behavior"] == "always_invoice" && form["items[0][id]"] != nil)
+        let record = try #require(try await setup.server.running.store.read { try await $0.ledger.subscription(providerId: basic) })
+        #expect(record.productId == "premium_monthly" && record.status == "active")
+        let charges = try await setup.server.running.store.sqlRead { db in
+            try await db.select().column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("charges")
+                .where("subscription_id", .equal, record.id).first()?.decode(column: "n", as: Int.self)
+        }
+        #expect(charges == 0, "Stripe charges the proration, not the ledger")
+    }
+
     @Test func aForgedStaleReplayedOrOutOfOrderWebhookChangesNothing() async throws {
         let setup = try await Self.start()
         defer { Task { await setup.stop() } }

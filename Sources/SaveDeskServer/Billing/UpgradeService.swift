@@ -140,16 +140,28 @@ final class UpgradeService: Sendable {
         }
         return try await subscriptions.changeSubscription(
             scope, operation: "executeUpgrade", request: request, idempotencyKey: idempotencyKey, userId: request.userId,
-            product: upgrade.current, action: "subscription.upgrade", verb: "upgrade"
+            product: upgrade.current, action: "subscription.upgrade", verb: "upgrade",
+            stripe: { [price = subscriptions.stripe?.settings.account(livemode: scope.livemode)?.prices[requested.id]] _, _, _ in
+                // Stripe prorates: the unused time is credited and the difference invoiced now.
+                var change = StripeBilling.Change()
+                change.newPrice = price
+                change.form.add("proration_behavior", "always_invoice")
+                change.form.add("cancel_at_period_end", false)
+                return change
+            }
         ) { subscription, data, now, wroteMore in
             guard let price = requested.webPrice else { throw SaveDeskError.notFound("no web price", code: "unknown_product") }
             wroteMore = true
             let end = BillingLedger.add(requested.interval, to: now)
-            try await data.ledger.insert(ChargeRecord(
-                subscriptionId: subscription.id, amountMicros: price.amountMicros, currency: price.currencyCode,
-                from: now, to: end, paid: true, at: now
-            ))
-            if upgrade.creditMicros > 0 {
+            // On Stripe, Stripe charges (and credits) itself; the ledger records its own.
+            let ownLedger = subscription.providerId == nil
+            if ownLedger {
+                try await data.ledger.insert(ChargeRecord(
+                    subscriptionId: subscription.id, amountMicros: price.amountMicros, currency: price.currencyCode,
+                    from: now, to: end, paid: true, at: now
+                ))
+            }
+            if ownLedger, upgrade.creditMicros > 0 {
                 try await data.ledger.insert(DiscountRecord(
                     id: "di_" + UUID.random().uuidString.lowercased(), subscriptionId: subscription.id, offerKey: "upgrade_credit:\(now)",
                     percentOff: nil, amountOffMicros: upgrade.creditMicros, freeDays: nil, duration: "once", durationInMonths: nil,

@@ -50,6 +50,8 @@ final class StripeBilling: Sendable {
         var coupon: (percent: Int, duration: CouponDuration)? = nil
         /// Cancel now (DELETE) rather than update.
         var cancelNow = false
+        /// Move the subscription's item to this price (an upgrade).
+        var newPrice: String? = nil
     }
 
     /// The key Stripe binds an action to: from the request's own Idempotency-Key when it has one,
@@ -64,7 +66,8 @@ final class StripeBilling: Sendable {
             basis = [scope.principal, operation, idempotencyKey].joined(separator: "\n")
         } else {
             let coupon = change.coupon.map { "\($0.percent)|\($0.duration)" } ?? ""
-            basis = [before.id, operation, String(before.updatedAt), change.form.encoded, coupon, String(change.cancelNow)].joined(separator: "\n")
+            basis = [before.id, operation, String(before.updatedAt), change.form.encoded, coupon, String(change.cancelNow), change.newPrice ?? ""]
+                .joined(separator: "\n")
         }
         return "savedesk_" + SHA256Digest.hex(Array(basis.utf8), prefix: 24)
     }
@@ -114,6 +117,13 @@ final class StripeBilling: Sendable {
             form.add("discounts[0][coupon]", id)
         }
         let path = "/v1/subscriptions/\(providerId)"
+        if let price = change.newPrice {
+            // The item to move is Stripe's: read it (a read needs no key).
+            let current: StripeSubscription = try await client.get(path)
+            guard let item = current.items.data.first else { throw .unreachable("the subscription has no item to change") }
+            form.add("items[0][id]", item.id)
+            form.add("items[0][price]", price)
+        }
         return change.cancelNow
             ? try await client.delete(path, form, idempotencyKey: key)
             : try await client.post(path, form, idempotencyKey: key)
