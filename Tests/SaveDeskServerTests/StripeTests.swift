@@ -304,6 +304,85 @@ struct StripeTests {
         #expect(try await setup.local()?.status == "active")
     }
 
+    enum Action: String, CaseIterable, Sendable {
+        case saveOffer, pause, resume, cancelAtPeriodEnd, reactivate, cancelNow, upgrade, checkout
+    }
+
+    /// For each action: Stripe makes the change but its answer is lost (no retries here), so the
+    /// request fails with 503 and nothing is recorded; the agent's retry sends the same
+    /// Idempotency-Key, Stripe answers as it did, and both sides agree, the change made once.
+    @Test(arguments: Action.allCases)
+    func aLostAnswerInTheMiddleOfEachActionIsMadeOnceAndAgreedAfterTheRetry(_ action: Action) async throws {
+        let setup = try await Self.start(retries: 0)
+        defer { Task { await setup.stop() } }
+        let app = setup.server.app
+        let user = setup.user
+        var subscription = setup.subscription
+        switch action {
+        case .resume:
+            _ = try await app.pauseSubscription(body: .json(.init(userId: user, productId: "premium_monthly", pauseDurationDays: 7))).ok
+        case .reactivate:
+            _ = try await app.cancelSubscription(body: .json(.init(userId: user, productId: "premium_monthly"))).ok
+        case .upgrade:
+            let index = setup.double.events.count
+            subscription = setup.double.dashboardSubscription(savedeskCustomer: "stripe_user_2", price: "price_double_basic_monthly", periodEnd: setup.now + 9 * 86_400)
+            try await setup.deliverAll(from: index)
+        default:
+            break
+        }
+        var checkoutId = ""
+        if action == .checkout {
+            checkoutId = try await app.createCheckout(body: .json(.init(productId: "basic_monthly", userId: "cus_ivan"))).ok.body.json.transactionId
+        }
+        let path = action == .checkout ? "/v1/subscriptions" : "/v1/subscriptions/\(subscription)"
+        setup.double.inject(.stallAfter(.seconds(2)), method: action == .cancelNow ? "DELETE" : "POST", path: path)
+        let before = setup.double.events.count
+        func attempt() async throws -> Any {
+            switch action {
+            case .saveOffer: return try await app.acceptSaveOffer(body: .json(.init(userId: user, productId: "premium_monthly")))
+            case .pause: return try await app.pauseSubscription(body: .json(.init(userId: user, productId: "premium_monthly", pauseDurationDays: 7)))
+            case .resume: return try await app.resumeSubscription(body: .json(.init(userId: user, productId: "premium_monthly")))
+            case .cancelAtPeriodEnd: return try await app.cancelSubscription(body: .json(.init(userId: user, productId: "premium_monthly")))
+            case .reactivate: return try await app.reactivateSubscription(body: .json(.init(userId: user, productId: "premium_monthly")))
+            case .cancelNow: return try await app.cancelSubscription(body: .json(.init(userId: user, productId: "premium_monthly", immediate: true)))
+            case .upgrade:
+                return try await app.executeUpgrade(body: .json(.init(userId: "stripe_user_2", currentProductId: "basic_monthly", targetProductId: "premium_monthly")))
+            case .checkout: return try await app.finalizeCheckout(path: .init(transactionId: checkoutId))
+            }
+        }
+        let localBefore = try await setup.local()
+        expectFailure(try await attempt(), status: 503, code: "stripe_unreachable")
+        #expect(setup.double.events.count == before + 1, "Stripe made the change")
+        if action != .upgrade && action != .checkout {
+            let unchanged = try await setup.local()
+            #expect(unchanged?.status == localBefore?.status && unchanged?.willRenew == localBefore?.willRenew, "nothing recorded here")
+        }
+        let retried = try await attempt()
+        #expect(failure(retried) == nil, "the retry succeeds: \(retried)")
+        #expect(setup.double.events.count == before + 1, "made once: the retry was answered from Stripe's idempotency record")
+
+        // Both sides agree.
+        if action == .checkout {
+            #expect(setup.double.requests.filter { $0.method == "POST" && $0.path == "/v1/subscriptions" }.count == 2)
+            #expect(setup.double.requests.filter { $0.method == "POST" && $0.path == "/v1/subscriptions" }.compactMap(\.key).count == 2)
+            #expect(Set(setup.double.requests.filter { $0.path == "/v1/subscriptions" }.compactMap(\.key)).count == 1)
+            return
+        }
+        let stripe = try #require(setup.double.object(subscription))
+        let local = try #require(try await setup.server.running.store.read { try await $0.ledger.subscription(providerId: subscription) })
+        #expect((stripe["status"] as? String == "canceled") == (local.status == "cancelled"))
+        #expect((stripe["pause_collection"] is NSNull) == (local.status != "paused"))
+        if stripe["status"] as? String != "canceled" {
+            #expect((stripe["cancel_at_period_end"] as? Bool) == !local.willRenew)
+        }
+        let price = (((stripe["items"] as? [String: Any])?["data"] as? [[String: Any]])?.first?["price"] as? [String: Any])?["id"] as? String
+        #expect(price == setup.server.config.billing.stripe?.test?.prices[local.productId])
+        if action == .saveOffer {
+            let discounts = try await setup.server.running.store.read { try await $0.ledger.discounts(subscriptionId: local.id) }
+            #expect((stripe["discounts"] as? [String])?.count == 1 && discounts.count == 1)
+        }
+    }
+
     @Test func anActionLeftOpenByAFailureIsClosedByTheReconcileJob() async throws {
         // No retries: Stripe makes the change, its answer is lost, the request fails; the record
         // here is unchanged until the reconcile job reads Stripe back.

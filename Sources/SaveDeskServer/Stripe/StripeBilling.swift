@@ -206,6 +206,17 @@ final class StripeBilling: Sendable {
         }
     }
 
+    /// The product a subscription is of follows its Stripe price (an upgrade made in Stripe, or
+    /// one whose answer was lost here).
+    func followPrice(_ stripe: StripeSubscription, record: inout SubscriptionRecord) {
+        guard let price = stripe.priceId, let prices = settings.account(livemode: record.livemode)?.prices,
+            let productId = prices.first(where: { $0.value == price })?.key, productId != record.productId,
+            let product = config.product(id: productId)
+        else { return }
+        record.productId = product.id
+        record.priceMicros = product.webPrice?.amountMicros ?? record.priceMicros
+    }
+
     // MARK: Reading Stripe again
 
     /// Reads a subscription from Stripe and records its state (the reconcile job, a webhook in
@@ -226,6 +237,7 @@ final class StripeBilling: Sendable {
             let before = record
             // What was just read is Stripe's newest state: it is applied whatever event came before.
             Self.apply(stripe, to: &record, syncedAt: max(before.providerSyncedAt ?? 0, now))
+            followPrice(stripe, record: &record)
             if let actionKey { try await data.stripe.finishAction(key: actionKey, at: now, outcome: "reconciled") }
             guard record != before else { return false }
             record.updatedAt = now

@@ -137,6 +137,7 @@ final class StripeWebhookService: Sendable {
                 if let trial = stripe.metadata["savedesk_trial_type"], stripe.status == "trialing" { record.trialType = trial }
             }
             StripeBilling.apply(stripe, to: &record, syncedAt: event.created)
+            billing.followPrice(stripe, record: &record)
             record.updatedAt = now
             if before == nil { try await data.ledger.insert(record) } else if record != before { try await data.ledger.update(record) }
             if record != before {
