@@ -10,11 +10,13 @@ export SWIFT_BACKTRACE ?= interactive=no
 APT_PACKAGES := libncurses-dev pkg-config tmux libsqlite3-dev postgresql curl
 
 # A throwaway Python venv (inside .build, never committed) for the tests' Python peers: Apple's
-# App Store Server Library (interop of SaveDesk-signed data), schemathesis (the fuzz stage) and
-# the Prometheus client's exposition parser (the metrics test). Versions are pinned so a run can
-# be repeated; the venv's stamp names the list, so a changed list installs again.
+# App Store Server Library (interop of SaveDesk-signed data), schemathesis (the fuzz stage), the
+# Prometheus client's exposition parser (the metrics test) and localstripe (a local Stripe for the
+# paths it supports, run on 127.0.0.1 with a private folder by scripts/localstripe-loopback.py).
+# Versions are pinned so a run can be repeated; the venv's stamp names the list, so a changed list
+# installs again.
 VENV := .build/python
-PYTHON_PACKAGES := schemathesis==4.32.5 hypothesis==6.170.15 app-store-server-library==3.1.2 prometheus-client==0.26.0
+PYTHON_PACKAGES := schemathesis==4.32.5 hypothesis==6.170.15 app-store-server-library==3.1.2 prometheus-client==0.26.0 localstripe==1.15.10
 VENV_STAMP := $(VENV)/.installed-$(shell echo '$(PYTHON_PACKAGES)' | cksum | cut -d' ' -f1)
 # The bench's own throwaway venv: Textual, the TUI peer (Benchmarks/textual/customers.py).
 BENCH_VENV := .build/bench-python

@@ -11,7 +11,9 @@ struct StripeSubscription: Decodable, Sendable, Equatable {
             var unit_amount: Int64?
         }
         var id: String
-        var price: Price
+        /// The price (an older API shape, as localstripe speaks it, names it `plan`).
+        var price: Price?
+        var plan: Price?
         var current_period_start: Int64?
         var current_period_end: Int64?
     }
@@ -41,13 +43,15 @@ struct StripeSubscription: Decodable, Sendable, Equatable {
     var items: Items
     var metadata: [String: String]
     /// Discount ids (or objects when expanded: then only their ids are read).
-    var discounts: [StripeReference]
+    var discounts: [StripeReference]?
+    /// Where the period ends in API versions before 2025-03-31 (on the items since).
+    var current_period_end: Int64?
     var latest_invoice: StripeReference?
     /// Set once the customer's card is saved (a trialing checkout is paid for when it is).
     var default_payment_method: StripeReference?
 
-    var periodEnd: Int64? { items.data.compactMap(\.current_period_end).max() }
-    var priceId: String? { items.data.first?.price.id }
+    var periodEnd: Int64? { items.data.compactMap(\.current_period_end).max() ?? current_period_end }
+    var priceId: String? { items.data.first.flatMap { $0.price?.id ?? $0.plan?.id } }
 }
 
 /// An expandable field: an id, or the object it names (of which only the id is read).
