@@ -211,6 +211,7 @@ final class StripeDouble: Sendable {
     private static let allowed: [String: Set<String>] = [
         "POST /v1/coupons": ["id", "percent_off", "duration", "duration_in_months", "name", "metadata[*]"],
         "POST /v1/customers": ["email", "name", "metadata[*]"],
+        "POST /v1/prices": ["currency", "unit_amount", "recurring[interval]", "product_data[name]"],
         "POST /v1/subscriptions": [
             "customer", "items[0][price]", "payment_behavior", "payment_settings[save_default_payment_method]", "trial_end",
             "discounts[0][coupon]", "metadata[*]", "expand[*]",
@@ -358,7 +359,16 @@ final class StripeDouble: Sendable {
             if expand.contains("latest_invoice.confirmation_secret") || expand.contains("latest_invoice"), let invoice { answer["latest_invoice"] = invoice }
             if expand.contains("pending_setup_intent"), let setupIntent { answer["pending_setup_intent"] = setupIntent }
             return (200, answer)
-                case "POST /v1/customers":
+                case "POST /v1/prices":
+            var price = (Self.fixture("subscription")["items"] as! [String: Any])["data"].flatMap { ($0 as? [[String: Any]])?.first?["price"] as? [String: Any] } ?? [:]
+            price["id"] = nextId(&state, "price")
+            price["currency"] = values["currency"] ?? "usd"
+            price["unit_amount"] = values["unit_amount"].flatMap(Int64.init) ?? 0
+            price["unit_amount_decimal"] = values["unit_amount"] ?? "0"
+            price["created"] = state.now
+            state.objects[price["id"] as! String] = price
+            return (200, price)
+        case "POST /v1/customers":
             let id = makeCustomer(&state, email: values["email"], metadata: Self.metadata(form))
             return (200, state.objects[id]!)
         case "POST /v1/billing_portal/sessions":

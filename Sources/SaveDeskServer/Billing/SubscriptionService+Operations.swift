@@ -87,7 +87,7 @@ extension SubscriptionService {
             ))
         }
         do throws(StripeClient.Failure) {
-            return (try await stripe.send(sending, providerId: providerId, key: key, client: client), key)
+            return (try await StripeBilling.send(sending, providerId: providerId, key: key, client: client), key)
         } catch {
             if case .refused(_, let refusal) = error {
                 // Stripe changed nothing: the action is over.

@@ -74,7 +74,7 @@ final class StripeBilling: Sendable {
 
     /// The coupon of a save offer's terms: one per (percent, duration), made once with a
     /// deterministic id (a second create answers `resource_already_exists`, which is fine).
-    func coupon(percent: Int, duration: CouponDuration, client: StripeClient) async throws(StripeClient.Failure) -> String {
+    static func coupon(percent: Int, duration: CouponDuration, client: StripeClient) async throws(StripeClient.Failure) -> String {
         var form = StripeClient.Form()
         let id: String
         switch duration {
@@ -110,7 +110,7 @@ final class StripeBilling: Sendable {
     }
 
     /// Sends a change to Stripe and answers the subscription as Stripe has it after.
-    func send(_ change: Change, providerId: String, key: String, client: StripeClient) async throws(StripeClient.Failure) -> StripeSubscription {
+    static func send(_ change: Change, providerId: String, key: String, client: StripeClient) async throws(StripeClient.Failure) -> StripeSubscription {
         var form = change.form
         if let terms = change.coupon {
             let id = try await coupon(percent: terms.percent, duration: terms.duration, client: client)

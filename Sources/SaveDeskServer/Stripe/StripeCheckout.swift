@@ -54,7 +54,7 @@ extension StripeBilling {
             if let trialEnd = record.trialEnd { form.add("trial_end", trialEnd) }
             if record.discountPercent > 0 {
                 // The switch-and-save discount runs for as long as the subscription does (as on the ledger).
-                form.add("discounts[0][coupon]", try await coupon(percent: record.discountPercent, duration: .forever, client: client))
+                form.add("discounts[0][coupon]", try await Self.coupon(percent: record.discountPercent, duration: .forever, client: client))
             }
             form.add("metadata[savedesk_customer_id]", customer.id)
             form.add("metadata[savedesk_checkout_id]", record.id)
