@@ -181,8 +181,14 @@ let package = Package(
         // …and every test server keeps its data in TestDatabase (SQLite, or PostgreSQL when the run says).
         .target(
             name: "TestSupport",
-            dependencies: ["SaveDeskServer", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")],
-            path: "Tests/TestSupport"
+            dependencies: [
+                "SaveDeskServer", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+                // The Stripe double (StripeDouble.swift), shaped by Stripe's published fixtures.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            path: "Tests/TestSupport",
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "RetentionDomainTests", dependencies: ["RetentionDomain"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ArchitectureTests"),
@@ -239,11 +245,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "JWTKit", package: "jwt-kit"),
-                // The Stripe double.
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
-            resources: [.copy("Configs"), .copy("Fixtures")]
+            resources: [.copy("Configs")]
         ),
     ],
     swiftLanguageModes: [.v6]

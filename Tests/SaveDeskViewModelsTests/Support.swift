@@ -20,11 +20,14 @@ struct Demo {
     /// The console's data directory (outbox, dismissal cache, sync queue).
     var consoleDirectory: URL
 
-    static func start(serverDirectory: URL? = nil, consoleDirectory: URL? = nil, seed: Bool = true, port: Int = 0) async throws -> Demo {
+    static func start(
+        serverDirectory: URL? = nil, consoleDirectory: URL? = nil, seed: Bool = true, port: Int = 0, stripe: StripeSettings? = nil
+    ) async throws -> Demo {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-vm-\(UUID())")
         let serverDirectory = serverDirectory ?? base.appendingPathComponent("server")
         try FileManager.default.createDirectory(at: serverDirectory, withIntermediateDirectories: true)
-        let config = try ConfigReader.load(file: try #require(DemoSeed.demoConfigPath))
+        var config = try ConfigReader.load(file: try #require(DemoSeed.demoConfigPath))
+        config.billing.stripe = stripe
         let database = try await TestDatabase.prepare(in: serverDirectory)
         if seed { _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: database) }
         if port != 0 { HeldPorts.release(port) }

@@ -21,44 +21,44 @@ import Synchronization
 /// timeout), or a stall after applying (the change is made and its answer arrives too late: the
 /// failure in the middle of an action). Every change makes an event, kept for the test to deliver,
 /// signed, in any order, as often as it likes.
-final class StripeDouble: Sendable {
-    enum Fault: Sendable {
+public final class StripeDouble: Sendable {
+    public enum Fault: Sendable {
         case serverError
         case stallBefore(Duration)
         case stallAfter(Duration)
     }
 
-    struct Event: Sendable {
-        let id: String
-        let type: String
-        let body: Data
-        let created: Int64
+    public struct Event: Sendable {
+        public let id: String
+        public let type: String
+        public let body: Data
+        public let created: Int64
     }
 
-    let secretKey: String
-    let webhookSecret: String
+    public let secretKey: String
+    public let webhookSecret: String
     private let state = Mutex(State())
     private let running: Task<Void, any Error>
-    let port: Int
+    public let port: Int
 
     struct State {
         var objects: [String: [String: Any]] = [:]
         var idempotency: [String: (fingerprint: String, status: Int, body: Data)] = [:]
         var faults: [(method: String, prefix: String, fault: Fault)] = []
         var events: [Event] = []
-        var requests: [(method: String, path: String, key: String?, form: [(String, String)])] = []
+        public var requests: [(method: String, path: String, key: String?, form: [(String, String)])] = []
         var now: Int64 = 1_795_348_800
         var counter = 0
     }
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    static func fixture(_ name: String) -> [String: Any] {
+    public static func fixture(_ name: String) -> [String: Any] {
         let url = Bundle.module.url(forResource: "Fixtures/stripe/\(name)", withExtension: "json")!
         return try! JSONSerialization.jsonObject(with: Data(contentsOf: url)) as! [String: Any]
     }
 
-    static func start(secretKey: String = "sk_test_double_0123456789", webhookSecret: String = "whsec_double_0123456789") async throws -> StripeDouble {
+    public static func start(secretKey: String = "sk_test_double_0123456789", webhookSecret: String = "whsec_double_0123456789") async throws -> StripeDouble {
         let (bound, continuation) = AsyncStream<Int>.makeStream()
         let box = Mutex<StripeDouble?>(nil)
         let router = Router()
@@ -88,25 +88,25 @@ final class StripeDouble: Sendable {
         self.port = port
     }
 
-    func stop() { running.cancel() }
+    public func stop() { running.cancel() }
 
     // MARK: What tests set and read
 
-    func inject(_ fault: Fault, method: String, path prefix: String) { state.withLock { $0.faults.append((method, prefix, fault)) } }
+    public func inject(_ fault: Fault, method: String, path prefix: String) { state.withLock { $0.faults.append((method, prefix, fault)) } }
 
-    func object(_ id: String) -> [String: Any]? { state.withLock { $0.objects[id] } }
+    public func object(_ id: String) -> [String: Any]? { state.withLock { $0.objects[id] } }
 
-    var events: [Event] { state.withLock { $0.events } }
+    public var events: [Event] { state.withLock { $0.events } }
 
     /// The requests SaveDesk made: method, path, Idempotency-Key, parameters.
-    var requests: [(method: String, path: String, key: String?, form: [(String, String)])] { state.withLock { $0.requests } }
+    public var requests: [(method: String, path: String, key: String?, form: [(String, String)])] { state.withLock { $0.requests } }
 
     /// Moves the double's clock (the `created` of the events it makes next).
-    func advance(_ seconds: Int64) { state.withLock { $0.now += seconds } }
+    public func advance(_ seconds: Int64) { state.withLock { $0.now += seconds } }
 
     /// A subscription made as Stripe's dashboard would (no SaveDesk request): for `customerId`,
     /// at `price`, linked to SaveDesk's customer by its metadata.
-    func dashboardSubscription(savedeskCustomer: String, price: String, status: String = "active", periodEnd: Int64) -> String {
+    public func dashboardSubscription(savedeskCustomer: String, price: String, status: String = "active", periodEnd: Int64) -> String {
         state.withLock { state in
             let customer = makeCustomer(&state, email: "\(savedeskCustomer)@example.com", metadata: ["savedesk_customer_id": savedeskCustomer])
             let subscription = makeSubscription(&state, customer: customer, price: price, status: status, periodEnd: periodEnd,
@@ -118,7 +118,7 @@ final class StripeDouble: Sendable {
 
     /// The customer confirms the payment sheet with a test card: a trialing subscription gets its
     /// card saved (the SetupIntent succeeds); an incomplete one's first invoice is paid.
-    func confirmPayment(_ id: String) {
+    public func confirmPayment(_ id: String) {
         state.withLock { state in
             guard var subscription = state.objects[id] else { return }
             if subscription["status"] as? String == "trialing" {
@@ -181,7 +181,7 @@ final class StripeDouble: Sendable {
     }
 
     /// A change made in Stripe's dashboard (no SaveDesk request), with its event.
-    func dashboardChange(_ id: String, type: String = "customer.subscription.updated", _ change: (inout [String: Any]) -> Void) {
+    public func dashboardChange(_ id: String, type: String = "customer.subscription.updated", _ change: (inout [String: Any]) -> Void) {
         state.withLock { state in
             guard var object = state.objects[id] else { return }
             change(&object)
@@ -192,7 +192,7 @@ final class StripeDouble: Sendable {
 
     /// POSTs an event to SaveDesk's webhook, signed with `secret` (the double's own by default) at
     /// `timestamp`. Answers the status and body.
-    func deliver(_ event: Event, to baseURL: String, timestamp: Int64, secret: String? = nil, signature: String? = nil) async throws -> (Int, String) {
+    public func deliver(_ event: Event, to baseURL: String, timestamp: Int64, secret: String? = nil, signature: String? = nil) async throws -> (Int, String) {
         var request = HTTPClientRequest(url: baseURL + "/v1/stripe/webhook")
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
