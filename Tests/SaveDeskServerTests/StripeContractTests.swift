@@ -148,4 +148,26 @@ struct StripeContractTests {
         now.cancelNow = true
         #expect(try await send(now, "end").status == "canceled")
     }
+
+    /// Stripe's retry headers are obeyed: a 429 is tried again, a 500 that says
+    /// `Stripe-Should-Retry: false` is not (the caller hears Stripe is unreachable).
+    @Test func theClientRetriesAsStripesHeadersSay() async throws {
+        let (client, double) = try await Self.client(.double)
+        let stripe = try #require(double)
+        defer { stripe.stop() }
+        var form = StripeClient.Form()
+        form.add("email", "retry@example.com")
+        stripe.inject(.answer(status: 429, headers: ["Retry-After": "0"]), method: "POST", path: "/v1/customers")
+        let made: StripeCustomer = try await client.post("/v1/customers", form, idempotencyKey: "savedesk_retry_1")
+        #expect(made.email == "retry@example.com")
+        #expect(stripe.requests.filter { $0.path == "/v1/customers" }.count == 2)
+        stripe.inject(.answer(status: 500, headers: ["Stripe-Should-Retry": "false"]), method: "POST", path: "/v1/customers")
+        do {
+            let _: StripeCustomer = try await client.post("/v1/customers", form, idempotencyKey: "savedesk_retry_2")
+            Issue.record("a 500 that says not to retry was retried into a success")
+        } catch {
+            guard case .unreachable = error else { Issue.record("\(error)"); return }
+        }
+        #expect(stripe.requests.filter { $0.path == "/v1/customers" }.count == 3, "not retried")
+    }
 }

@@ -264,6 +264,15 @@ struct StripeTests {
             try StripeSignature.verify(header: rotated, body: Data("{}".utf8), secrets: [StripeSecret(setup.double.webhookSecret)], now: setup.now, tolerance: 300)
         }
 
+        // A renewal that fails: the invoice's event reads the subscription from Stripe (past due).
+        let failIndex = setup.double.events.count
+        setup.double.failRenewal(setup.subscription)
+        let failed = try #require(setup.double.events.dropFirst(failIndex).first { $0.type == "invoice.payment_failed" })
+        let delivered = try await setup.double.deliver(failed, to: setup.server.baseURL, timestamp: setup.now)
+        #expect(delivered.0 == 200 && delivered.1.contains("refreshed"))
+        #expect(try await setup.local()?.status == "past_due")
+        setup.double.dashboardChange(setup.subscription) { $0["status"] = "active" }
+
         // A cancellation from the dashboard reaches the record and the audit trail.
         let cancelIndex = setup.double.events.count
         setup.double.dashboardChange(setup.subscription, type: "customer.subscription.deleted") {
@@ -274,6 +283,7 @@ struct StripeTests {
         #expect(try await setup.local()?.status == "cancelled")
         let audited = try await setup.server.running.store.read { try await $0.audit.timeline(customerId: setup.user, limit: 100) }
         #expect(audited.contains { $0.action == "stripe.customer.subscription.deleted" && $0.actor == "stripe" })
+        #expect(audited.contains { $0.action == "stripe.invoice.payment_failed" })
     }
 
     @Test func aStripeFailureInTheMiddleOfAnActionIsSettledByTheRetryOrTheReconcileJob() async throws {

@@ -23,6 +23,9 @@ import Synchronization
 /// signed, in any order, as often as it likes.
 public final class StripeDouble: Sendable {
     public enum Fault: Sendable {
+        /// An error answer with these headers, before anything is applied (429 with Retry-After,
+        /// 500 with Stripe-Should-Retry: false…).
+        case answer(status: Int, headers: [String: String])
         case serverError
         case stallBefore(Duration)
         case stallAfter(Duration)
@@ -137,6 +140,26 @@ public final class StripeDouble: Sendable {
                     emit(&state, "invoice.paid", invoice)
                 }
             }
+        }
+    }
+
+    /// A renewal whose payment fails: the subscription goes past due, and its invoice's
+    /// `invoice.payment_failed` event is kept (with the subscription's update).
+    public func failRenewal(_ id: String) {
+        state.withLock { state in
+            guard var subscription = state.objects[id] else { return }
+            subscription["status"] = "past_due"
+            state.objects[id] = subscription
+            var invoice = Self.fixture("invoice")
+            let invoiceId = nextId(&state, "in")
+            invoice["id"] = invoiceId
+            invoice["status"] = "open"
+            invoice["customer"] = subscription["customer"]
+            invoice["parent"] = ["type": "subscription_details", "quote_details": NSNull(),
+                                 "subscription_details": ["subscription": id, "metadata": [String: String](), "subscription_proration_date": NSNull()]]
+            state.objects[invoiceId] = invoice
+            emit(&state, "invoice.payment_failed", invoice)
+            emit(&state, "customer.subscription.updated", subscription)
         }
     }
 
@@ -273,6 +296,11 @@ public final class StripeDouble: Sendable {
         switch fault {
         case .serverError?:
             return Self.error(500, type: "api_error", code: nil, "An unknown error occurred")
+        case .answer(let status, let headers)?:
+            var response = Self.error(status, type: status == 429 ? "invalid_request_error" : "api_error",
+                                      code: status == 429 ? "rate_limit" : nil, "injected")
+            for (name, value) in headers { response.headers[HTTPField.Name(name)!] = value }
+            return response
         case .stallBefore(let duration)?:
             try await Task.sleep(for: duration)
             return Self.error(500, type: "api_error", code: nil, "stalled")
