@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Logging
 import OpenAPIRuntime
 import SaveDeskAPI
 import SQLKit
@@ -51,11 +52,11 @@ struct StripeTests {
         )
     }
 
-    static func start(retries: Int = 2, reconcile: Bool = false) async throws -> Setup {
+    static func start(retries: Int = 2, reconcile: Bool = false, log: CapturedLog? = nil) async throws -> Setup {
         let double = try await StripeDouble.start()
         var config = try TestServer.demoConfig()
         config.billing.stripe = settings(double, retries: retries)
-        let server = try await TestServer.start(config: config) { options in
+        let server = try await TestServer.start(config: config, logger: log?.logger ?? Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }) { options in
             options.stripeRetryDelay = .milliseconds(10)
             options.stripeReconcileInterval = reconcile ? .milliseconds(100) : .seconds(3_600)
             options.stripeReconcileAge = 0
@@ -69,7 +70,8 @@ struct StripeTests {
     }
 
     @Test func aSubscriptionMadeInStripeIsLinkedByItsWebhookAndTheFlowsActThere() async throws {
-        let setup = try await Self.start()
+        let log = CapturedLog()
+        let setup = try await Self.start(log: log)
         defer { Task { await setup.stop() } }
         let app = setup.server.app
         let linked = try #require(try await setup.local())
@@ -134,6 +136,9 @@ struct StripeTests {
                 .where("subscription_id", .equal, before?.id ?? "").first()?.decode(column: "n", as: Int.self)
         }
         #expect(charges == 0)
+        // The keys never reach a log line, whatever was logged on the way.
+        #expect(!log.lines.isEmpty)
+        #expect(!log.lines.contains { $0.contains(setup.double.secretKey) || $0.contains(setup.double.webhookSecret) })
     }
 
     @Test func aSwitchAndSaveCheckoutStartsATrialToTheAppStoreEndWithTheDiscountAndIsPaidByTheWebhook() async throws {

@@ -21,7 +21,7 @@ public enum SecretRedaction {
         }
         result.replace(#/(?i)\bbearer\s+[A-Za-z0-9._~+\/=-]+/#) { _ in "Bearer \(mark)" }
         result.replace(#/\b((?:zs_)?(?:sk|pk|rk)_(?:test|live)_)[A-Za-z0-9_]+/#) { "\($0.output.1)\(mark)" }
-        result.replace(#/\bwhsec_[A-Za-z0-9]+/#) { _ in "whsec_\(mark)" }
+        result.replace(#/\bwhsec_[A-Za-z0-9_]+/#) { _ in "whsec_\(mark)" }
         result.replace(#/_secret_[A-Za-z0-9]+/#) { _ in "_secret_\(mark)" }
         result.replace(#/\bv1=[0-9a-fA-F]{16,}/#) { _ in "v1=\(mark)" }
         result.replace(#/\/portal\/[0-9a-fA-F]{16,}/#) { _ in "/portal/\(mark)" }
