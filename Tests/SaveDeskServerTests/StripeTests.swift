@@ -323,11 +323,18 @@ struct StripeTests {
         case saveOffer, pause, resume, cancelAtPeriodEnd, reactivate, cancelNow, upgrade, checkout
     }
 
-    /// For each action: Stripe makes the change but its answer is lost (no retries here), so the
-    /// request fails with 503 and nothing is recorded; the agent's retry sends the same
-    /// Idempotency-Key, Stripe answers as it did, and both sides agree, the change made once.
-    @Test(arguments: Action.allCases)
-    func aLostAnswerInTheMiddleOfEachActionIsMadeOnceAndAgreedAfterTheRetry(_ action: Action) async throws {
+    enum Failure: String, CaseIterable, Sendable {
+        /// Stripe answers 500 and changes nothing.
+        case serverError
+        /// Stripe makes the change and its answer arrives after the timeout.
+        case lostAnswer
+    }
+
+    /// For each action and each failure (no retries in the server here, so the request fails with
+    /// 503 and nothing is recorded): the agent's retry sends the same Idempotency-Key; Stripe makes
+    /// the change, or answers as it did when it already had; both sides agree, the change made once.
+    @Test(arguments: Action.allCases, Failure.allCases)
+    func aStripeFailureInTheMiddleOfEachActionIsMadeOnceAndAgreedAfterTheRetry(_ action: Action, _ kind: Failure) async throws {
         let setup = try await Self.start(retries: 0)
         defer { Task { await setup.stop() } }
         let app = setup.server.app
@@ -350,7 +357,7 @@ struct StripeTests {
             checkoutId = try await app.createCheckout(body: .json(.init(productId: "basic_monthly", userId: "cus_ivan"))).ok.body.json.transactionId
         }
         let path = action == .checkout ? "/v1/subscriptions" : "/v1/subscriptions/\(subscription)"
-        setup.double.inject(.stallAfter(.seconds(2)), method: action == .cancelNow ? "DELETE" : "POST", path: path)
+        setup.double.inject(kind == .lostAnswer ? .stallAfter(.seconds(2)) : .serverError, method: action == .cancelNow ? "DELETE" : "POST", path: path)
         let before = setup.double.events.count
         func attempt() async throws -> Any {
             switch action {
@@ -367,14 +374,14 @@ struct StripeTests {
         }
         let localBefore = try await setup.local()
         expectFailure(try await attempt(), status: 503, code: "stripe_unreachable")
-        #expect(setup.double.events.count == before + 1, "Stripe made the change")
+        #expect(setup.double.events.count == before + (kind == .lostAnswer ? 1 : 0), "Stripe made the change, or nothing")
         if action != .upgrade && action != .checkout {
             let unchanged = try await setup.local()
             #expect(unchanged?.status == localBefore?.status && unchanged?.willRenew == localBefore?.willRenew, "nothing recorded here")
         }
         let retried = try await attempt()
         #expect(failure(retried) == nil, "the retry succeeds: \(retried)")
-        #expect(setup.double.events.count == before + 1, "made once: the retry was answered from Stripe's idempotency record")
+        #expect(setup.double.events.count == before + 1, "made once (a lost answer's retry is answered from Stripe's idempotency record)")
 
         // Both sides agree.
         if action == .checkout {
@@ -444,6 +451,30 @@ struct StripeTests {
             #expect(messages.contains("basic_monthly"))
             // The key itself is never echoed.
             #expect(!messages.contains("wrongmode_secret"))
+        }
+        // One signing secret for both modes would let a test event pass for a live one.
+        let shared = directory.appendingPathComponent("shared"), testKey = directory.appendingPathComponent("test"),
+            liveKey = directory.appendingPathComponent("live")
+        try PrivateFile.write(Data("whsec_shared\n".utf8), to: shared, mode: 0o600)
+        try PrivateFile.write(Data("sk_test_stripe_000000001\n".utf8), to: testKey, mode: 0o600)
+        try PrivateFile.write(Data("sk_live_stripe_000000001\n".utf8), to: liveKey, mode: 0o600)
+        let both = base.replacingOccurrences(of: "[billing]", with: """
+            [billing]
+            provider = "stripe"
+            [billing.stripe.test]
+            secret_key_file = "\(testKey.path)"
+            webhook_secret_file = "\(shared.path)"
+            prices = { premium_monthly = "price_1", premium_yearly = "price_2", basic_monthly = "price_3" }
+            [billing.stripe.live]
+            secret_key_file = "\(liveKey.path)"
+            webhook_secret_file = "\(shared.path)"
+            prices = { premium_monthly = "price_4", premium_yearly = "price_5", basic_monthly = "price_6" }
+            """)
+        do {
+            _ = try ConfigReader.parse(both)
+            Issue.record("one signing secret for both modes was accepted")
+        } catch {
+            #expect(error.issues.contains { $0.path == "billing.stripe.live.webhook_secret" })
         }
     }
 }

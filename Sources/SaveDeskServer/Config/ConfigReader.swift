@@ -661,6 +661,13 @@ public enum ConfigReader {
             let account = readStripeAccount(table, mode: name, products: products)
             if mode == .live { settings.live = account } else { settings.test = account }
         }
+        if let test = settings.test, let live = settings.live {
+            if test.secretKey == live.secretKey { node.issues.add(node.child("live.secret_key"), "is the test account's key") }
+            if !Set(test.webhookSecrets).isDisjoint(with: live.webhookSecrets) {
+                // The secret that signs a webhook decides its mode: one secret for both would blur them.
+                node.issues.add(node.child("live.webhook_secret"), "is also a test-mode signing secret; each mode's endpoint has its own")
+            }
+        }
         return settings
     }
 
