@@ -210,6 +210,35 @@ struct StripeTests {
         #expect(charges.count == 1)
     }
 
+    @Test func aBrowserCheckoutIsAStripeCheckoutSessionRecordedWhenItsPageIsPaid() async throws {
+        let setup = try await Self.start()
+        defer { Task { await setup.stop() } }
+        let server = setup.server
+        let session = try await server.app.createCheckoutSession(body: .json(.init(productId: "premium_yearly", userId: "cus_ivan"))).ok.body.json
+        let transactionId = try #require(session.transactionId)
+        #expect(session.checkoutUrl.hasPrefix("https://checkout.stripe.com/"))
+        let made = try #require(setup.double.requests.last { $0.path == "/v1/checkout/sessions" })
+        let form = Dictionary(made.form, uniquingKeysWith: { $1 })
+        #expect(form["mode"] == "subscription" && form["line_items[0][price]"] == "price_double_premium_yearly")
+        #expect(form["subscription_data[metadata][savedesk_checkout_id]"] == transactionId)
+        #expect(made.key == "savedesk_checkout_session_\(transactionId)")
+        // Paid on Stripe's page: only the session's completion is delivered; the subscription is read from Stripe.
+        let index = setup.double.events.count
+        setup.double.completeCheckoutSession(url: session.checkoutUrl)
+        let completed = try #require(setup.double.events.dropFirst(index).first { $0.type == "checkout.session.completed" })
+        let answer = try await setup.double.deliver(completed, to: server.baseURL, timestamp: setup.now)
+        #expect(answer.0 == 200 && answer.1.contains("applied"), "\(answer.1)")
+        #expect(try await server.app.getTransaction(path: .init(transactionId: transactionId)).ok.body.json.status.rawValue == "completed")
+        let ivan = try await server.app.getEntitlements(query: .init(userId: "cus_ivan")).ok.body.json.entitlements
+        #expect(ivan.contains { $0.productId == "premium_yearly" && $0.source.rawValue == "web_checkout" && $0.isActive })
+        // The subscription's own event, afterwards, is the same state: nothing more.
+        for event in setup.double.events.dropFirst(index) where event.type != "checkout.session.completed" {
+            #expect(try await setup.double.deliver(event, to: server.baseURL, timestamp: setup.now).0 == 200)
+        }
+        let records = try await server.running.store.read { try await $0.ledger.subscriptions(customerId: "cus_ivan") }
+        #expect(records.filter { $0.productId == "premium_yearly" && $0.source == .web }.count == 1)
+    }
+
     @Test func anUpgradeMovesTheStripeItemWithProration() async throws {
         let setup = try await Self.start()
         defer { Task { await setup.stop() } }

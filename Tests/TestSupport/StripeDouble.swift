@@ -52,6 +52,8 @@ public final class StripeDouble: Sendable {
         public var requests: [(method: String, path: String, key: String?, form: [(String, String)])] = []
         var now: Int64 = 1_795_348_800
         var counter = 0
+        /// What each Checkout Session was made with (its page, when paid, makes the subscription).
+        var sessions: [String: [(String, String)]] = [:]
     }
 
     public var baseURL: String { "http://127.0.0.1:\(port)" }
@@ -163,6 +165,37 @@ public final class StripeDouble: Sendable {
         }
     }
 
+    /// The customer pays on a Checkout Session's page: Stripe makes the customer (if the session
+    /// had none) and the subscription, card saved, and sends its events.
+    public func completeCheckoutSession(url: String) {
+        state.withLock { state in
+            let id = String(url.split(separator: "/").last ?? "")
+            guard var session = state.objects[id], let form = state.sessions[id] else { return }
+            let values = Dictionary(form, uniquingKeysWith: { $1 })
+            let customer = values["customer"] ?? makeCustomer(&state, email: values["customer_email"], metadata: [:])
+            var metadata: [String: String] = [:]
+            let prefix = "subscription_data[metadata]["
+            for (name, value) in form where name.hasPrefix(prefix) { metadata[String(name.dropFirst(prefix.count).dropLast())] = value }
+            let trialEnd = values["subscription_data[trial_end]"].flatMap(Int64.init)
+            var subscription = makeSubscription(
+                &state, customer: customer, price: values["line_items[0][price]"] ?? "", status: trialEnd == nil ? "active" : "trialing",
+                periodEnd: trialEnd ?? state.now + 30 * 86_400, metadata: metadata
+            )
+            let subscriptionId = subscription["id"] as! String
+            subscription["trial_end"] = trialEnd ?? NSNull()
+            subscription["default_payment_method"] = "pm_card_visa"
+            if let coupon = values["discounts[0][coupon]"] { subscription["discounts"] = [attach(&state, coupon: coupon, to: subscriptionId)] }
+            state.objects[subscriptionId] = subscription
+            session["status"] = "complete"
+            session["payment_status"] = trialEnd == nil ? "paid" : "no_payment_required"
+            session["customer"] = customer
+            session["subscription"] = subscriptionId
+            state.objects[id] = session
+            emit(&state, "customer.subscription.created", subscription)
+            emit(&state, "checkout.session.completed", session)
+        }
+    }
+
     private func makeSubscription(
         _ state: inout State, customer: String, price: String, status: String, periodEnd: Int64, metadata: [String: String]
     ) -> [String: Any] {
@@ -246,6 +279,10 @@ public final class StripeDouble: Sendable {
         ],
         "DELETE /v1/subscriptions/:id": ["cancellation_details[comment]", "cancellation_details[feedback]", "invoice_now", "prorate"],
         "POST /v1/billing_portal/sessions": ["customer", "return_url"],
+        "POST /v1/checkout/sessions": [
+            "mode", "customer", "customer_email", "client_reference_id", "line_items[0][price]", "line_items[0][quantity]",
+            "subscription_data[trial_end]", "subscription_data[metadata][*]", "discounts[0][coupon]", "success_url", "cancel_url",
+        ],
         "GET /v1/coupons/:id": [],
         "GET /v1/subscriptions/:id": [],
     ]
@@ -269,7 +306,8 @@ public final class StripeDouble: Sendable {
             return Self.error(400, type: "invalid_request_error", code: "invalid_stripe_version", "SaveDesk pins its Stripe-Version")
         }
         let parts = path.split(separator: "/").map(String.init)  // v1, resource, id
-        let route = "\(method) /" + (parts.count > 2 && parts[1] != "billing_portal" ? parts[0...1].joined(separator: "/") + "/:id" : parts.joined(separator: "/"))
+        let collections: Set<String> = ["/v1/billing_portal/sessions", "/v1/checkout/sessions"]
+        let route = "\(method) " + (parts.count > 2 && !collections.contains(path) ? "/" + parts[0...1].joined(separator: "/") + "/:id" : path)
         guard let allowed = Self.allowed[route] else {
             return Self.error(404, type: "invalid_request_error", code: "resource_missing", "Unrecognized request URL (\(method): \(path))")
         }
@@ -399,7 +437,29 @@ public final class StripeDouble: Sendable {
         case "POST /v1/customers":
             let id = makeCustomer(&state, email: values["email"], metadata: Self.metadata(form))
             return (200, state.objects[id]!)
-        case "POST /v1/billing_portal/sessions":
+        case "POST /v1/checkout/sessions":
+            guard values["mode"] == "subscription", values["line_items[0][price]"] != nil else {
+                return (400, Self.envelope(type: "invalid_request_error", code: "parameter_missing", "mode and line_items are required"))
+            }
+            if let customer = values["customer"], state.objects[customer] == nil { return Self.missing(customer) }
+            var session = Self.fixture("checkout.session")
+            let id = "cs_test_" + nextId(&state, "double")
+            session["id"] = id
+            session["mode"] = "subscription"
+            session["status"] = "open"
+            session["payment_status"] = "unpaid"
+            session["customer"] = values["customer"] ?? NSNull()
+            session["client_reference_id"] = values["client_reference_id"] ?? NSNull()
+            session["success_url"] = values["success_url"] ?? NSNull()
+            session["cancel_url"] = values["cancel_url"] ?? NSNull()
+            session["subscription"] = NSNull()
+            session["url"] = "https://checkout.stripe.com/c/pay/\(id)"
+            session["livemode"] = false
+            session["created"] = state.now
+            state.objects[id] = session
+            state.sessions[id] = form
+            return (200, session)
+                case "POST /v1/billing_portal/sessions":
             guard let customer = values["customer"], state.objects[customer] != nil else { return Self.missing(values["customer"] ?? "") }
             var session = Self.fixture("billing_portal.session")
             session["id"] = nextId(&state, "bps")

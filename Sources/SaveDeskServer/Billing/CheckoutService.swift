@@ -167,6 +167,18 @@ final class CheckoutService: Sendable {
     func session(_ request: Schemas.CheckoutSessionRequest, scope: RequestScope, idempotencyKey: String?) async throws -> Schemas.CheckoutSession {
         let ask = Ask(productId: request.productId, userId: request.userId, mode: "browser")
         let made = try await create(ask, request: request, scope: scope, idempotencyKey: idempotencyKey)
+        if let stripe {
+            // Stripe's own page takes the payment.
+            let (record, customer) = try await store.read { data in
+                let record = try await load(data, made.transactionId, scope: scope)
+                return (record, try await data.customers.lookup(record.customerId, scope))
+            }
+            let url = try await stripe.startCheckoutSession(
+                record, customer: customer ?? .new(id: record.customerId, livemode: scope.livemode, at: record.createdAt),
+                product: try config.requireProduct(record.productId), base: portal.baseURL.withLock { $0 }, scope: scope
+            )
+            return .init(sessionId: "cs_" + made.transactionId, checkoutUrl: url, transactionId: made.transactionId)
+        }
         return .init(sessionId: "cs_" + made.transactionId, checkoutUrl: made.checkoutUrl, transactionId: made.transactionId)
     }
 

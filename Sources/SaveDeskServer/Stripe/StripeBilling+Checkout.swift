@@ -70,4 +70,43 @@ extension StripeBilling {
             throw Self.answer(failure)
         }
     }
+
+    /// A browser checkout (the Safari flows) on Stripe: a Checkout Session in subscription mode,
+    /// made once per SaveDesk checkout, with the same trial, discount and metadata; Stripe's page
+    /// takes the payment and its webhook records the subscription. Answers the page's URL.
+    func startCheckoutSession(
+        _ record: CheckoutRecord, customer: CustomerRecord, product: ServerConfig.ProductConfig, base: String, scope: RequestScope
+    ) async throws -> String {
+        struct Session: Decodable { var id: String; var url: String? }
+        let client = try client(livemode: scope.livemode)
+        guard let price = client.account.prices[product.id] else {
+            throw SaveDeskError.unprocessable("\(product.displayName) has no Stripe price in this mode's account", code: "stripe_not_configured")
+        }
+        do {
+            var form = StripeClient.Form()
+            form.add("mode", "subscription")
+            if let stripeCustomer = customer.billingCustomerId {
+                form.add("customer", stripeCustomer)
+            } else if !customer.email.isEmpty {
+                form.add("customer_email", customer.email)
+            }
+            form.add("client_reference_id", record.id)
+            form.add("line_items[0][price]", price)
+            form.add("line_items[0][quantity]", Int64(1))
+            if let trialEnd = record.trialEnd { form.add("subscription_data[trial_end]", trialEnd) }
+            if record.discountPercent > 0 {
+                form.add("discounts[0][coupon]", try await Self.coupon(percent: record.discountPercent, duration: .forever, client: client))
+            }
+            form.add("subscription_data[metadata][savedesk_customer_id]", customer.id)
+            form.add("subscription_data[metadata][savedesk_checkout_id]", record.id)
+            if let trial = record.trialType { form.add("subscription_data[metadata][savedesk_trial_type]", trial) }
+            form.add("success_url", "\(base)/checkout/callback?transaction_id=\(record.id)&product_id=\(record.productId)")
+            form.add("cancel_url", "\(base)/checkout/\(record.id)")
+            let session: Session = try await client.post("/v1/checkout/sessions", form, idempotencyKey: "savedesk_checkout_session_" + record.id)
+            guard let url = session.url else { throw StripeClient.Failure.unreachable("the Checkout Session came back with no URL") }
+            return url
+        } catch let failure as StripeClient.Failure {
+            throw Self.answer(failure)
+        }
+    }
 }

@@ -40,6 +40,28 @@ final class StripeWebhookService: Sendable {
             }
             return outcome
         }
+        if event.type == "checkout.session.completed", event.data.object.kind == "checkout.session" {
+            // A browser checkout paid on Stripe's page: its subscription, read from Stripe, is
+            // recorded as its own events would record it.
+            struct Session: Decodable { var id: String; var subscription: StripeReference? }
+            let session = try JSONDecoder().decode(Session.self, from: event.data.object.json)
+            guard let subscriptionId = session.subscription?.id else {
+                try await record(event, objectId: session.id, outcome: "ignored", scope: scope)
+                return "ignored"
+            }
+            let subscription: StripeSubscription
+            do {
+                subscription = try await billing.client(livemode: scope.livemode).get("/v1/subscriptions/\(subscriptionId)")
+            } catch let failure as StripeClient.Failure {
+                throw StripeBilling.answer(failure)
+            }
+            let outcome = try await apply(subscription, event: event, scope: scope)
+            if outcome == "in_doubt" {
+                try await record(event, objectId: session.id, outcome: "duplicate", scope: scope)
+                return "duplicate"
+            }
+            return outcome
+        }
         if Self.invoiceEvents.contains(event.type), event.data.object.kind == "invoice" {
             struct Invoice: Decodable {
                 struct Parent: Decodable {
