@@ -282,6 +282,7 @@ public enum SaveDeskBackend {
                     metrics.purged(removed.idempotencyRecords, what: "idempotency_records")
                     metrics.purged(removed.portalSessions, what: "portal_sessions")
                     metrics.purged(removed.abandonedCheckouts, what: "abandoned_checkouts")
+                    metrics.purged(removed.stripeRecords, what: "stripe_records")
                 }
                 // The event log holds both modes in one numbering: its retention is one rule, in real time.
                 metrics.purged(try await purge.purgeEvents(olderThan: Int64(config.events.retentionHours) * 3_600), what: "desk_events")

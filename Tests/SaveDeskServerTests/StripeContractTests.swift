@@ -114,6 +114,7 @@ struct StripeContractTests {
         start.add("payment_behavior", "default_incomplete")
         start.add("payment_settings[save_default_payment_method]", "on_subscription")
         start.add("trial_end", trialEnd)
+        start.add("trial_settings[end_behavior][missing_payment_method]", "cancel")
         start.add("metadata[savedesk_customer_id]", "contract_\(run)")
         start.add("expand[0]", "latest_invoice.confirmation_secret")
         start.add("expand[1]", "pending_setup_intent")

@@ -162,6 +162,7 @@ struct StripeTests {
         let created = try #require(setup.double.requests.last { $0.method == "POST" && $0.path == "/v1/subscriptions" })
         let form = Dictionary(created.form, uniquingKeysWith: { $1 })
         #expect(form["trial_end"] == String(Int64(appleEnd.timeIntervalSince1970)), "trial_end is the bridged App Store end")
+        #expect(form["trial_settings[end_behavior][missing_payment_method]"] == "cancel", "abandoned before the card is saved: never billed")
         #expect(form["discounts[0][coupon]"] == "savedesk_20pct_forever")
         #expect(form["metadata[savedesk_checkout_id]"] == checkout.transactionId)
         #expect(setup.double.requests.filter { $0.path == "/v1/subscriptions" }.count == 1, "made once, whatever the repeats")
@@ -452,6 +453,24 @@ struct StripeTests {
         #expect(reconciled)
         let open = try await setup.server.running.store.read { try await $0.stripe.openActions(livemode: false, startedBefore: .max, limit: 10) }
         #expect(open.isEmpty)
+    }
+
+    @Test func stripesEventsAndFinishedActionsArePurgedAfterThirtyDays() async throws {
+        let setup = try await Self.start()
+        defer { Task { await setup.stop() } }
+        _ = try await setup.server.app.pauseSubscription(body: .json(.init(userId: setup.user, productId: "premium_monthly", pauseDurationDays: 7))).ok
+        let store = setup.server.running.store
+        func count(_ table: String) async throws -> Int {
+            try await store.sqlRead { try await $0.select().column("*").from(table).all().count }
+        }
+        let (events, actions) = (try await count("stripe_events"), try await count("stripe_actions"))
+        #expect(events == 1 && actions == 1)
+        let purge = PurgeJob(store: store, clock: DataClock(server: setup.server.clock, isAdjustable: false))
+        #expect(try await purge.purge(.job("purge", livemode: false)).stripeRecords == 0, "kept while Stripe may still retry")
+        setup.server.clock.advance(by: 31 * 86_400)
+        #expect(try await purge.purge(.job("purge", livemode: false)).stripeRecords == 2)
+        let (eventsAfter, actionsAfter) = (try await count("stripe_events"), try await count("stripe_actions"))
+        #expect(eventsAfter == 0 && actionsAfter == 0)
     }
 
     @Test func theConfigTakesStripesKeysOnlyFromTheEnvironmentOrAPrivateFileAndChecksTheirMode() throws {

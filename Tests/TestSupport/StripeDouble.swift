@@ -270,7 +270,7 @@ public final class StripeDouble: Sendable {
         "POST /v1/prices": ["currency", "unit_amount", "recurring[interval]", "product_data[name]"],
         "POST /v1/subscriptions": [
             "customer", "items[0][price]", "payment_behavior", "payment_settings[save_default_payment_method]", "trial_end",
-            "discounts[0][coupon]", "metadata[*]", "expand[*]",
+            "trial_settings[end_behavior][missing_payment_method]", "discounts[0][coupon]", "metadata[*]", "expand[*]",
         ],
         "POST /v1/subscriptions/:id": [
             "cancel_at_period_end", "cancellation_details[comment]", "cancellation_details[feedback]", "pause_collection",

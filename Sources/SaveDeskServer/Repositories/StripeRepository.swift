@@ -23,6 +23,8 @@ protocol StripeRepository: Sendable {
     /// Actions started before `cutoff` with no outcome recorded, oldest first.
     func openActions(livemode: Bool, startedBefore cutoff: Int64, limit: Int) async throws -> [StripeActionRecord]
     func action(key: String) async throws -> StripeActionRecord?
+    /// Removes a mode's events received, and its finished actions, at or before `cutoff`.
+    func purge(atOrBefore cutoff: Int64, livemode: Bool) async throws -> Int
 }
 
 struct SQLStripeRepository: StripeRepository {
@@ -58,5 +60,13 @@ struct SQLStripeRepository: StripeRepository {
     func action(key: String) async throws -> StripeActionRecord? {
         try await db.select().column("*").from("stripe_actions").where("idempotency_key", .equal, key)
             .first(decoding: StripeActionRecord.self, with: SQLCoding.decoder)
+    }
+
+    func purge(atOrBefore cutoff: Int64, livemode: Bool) async throws -> Int {
+        let events = try await db.delete(from: "stripe_events").where("livemode", .equal, livemode)
+            .where("received_at", .lessThanOrEqual, cutoff).returning("id").all().count
+        let actions = try await db.delete(from: "stripe_actions").where("livemode", .equal, livemode)
+            .where("finished_at", .lessThanOrEqual, cutoff).returning("idempotency_key").all().count
+        return events + actions
     }
 }

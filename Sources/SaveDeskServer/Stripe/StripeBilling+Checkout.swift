@@ -51,7 +51,11 @@ extension StripeBilling {
             form.add("items[0][price]", price)
             form.add("payment_behavior", "default_incomplete")
             form.add("payment_settings[save_default_payment_method]", "on_subscription")
-            if let trialEnd = record.trialEnd { form.add("trial_end", trialEnd) }
+            if let trialEnd = record.trialEnd {
+                form.add("trial_end", trialEnd)
+                // A switch abandoned before its card was saved ends with its trial: never billed.
+                form.add("trial_settings[end_behavior][missing_payment_method]", "cancel")
+            }
             if record.discountPercent > 0 {
                 // The switch-and-save discount runs for as long as the subscription does (as on the ledger).
                 form.add("discounts[0][coupon]", try await Self.coupon(percent: record.discountPercent, duration: .forever, client: client))
