@@ -299,6 +299,21 @@ struct StripeTests {
             try StripeSignature.verify(header: rotated, body: Data("{}".utf8), secrets: [StripeSecret(setup.double.webhookSecret)], now: setup.now, tolerance: 300)
         }
 
+        // A downgrade made in Stripe's billing portal (a plan switch): the product follows the price.
+        let planIndex = setup.double.events.count
+        setup.double.dashboardChange(setup.subscription) { subscription in
+            var items = subscription["items"] as! [String: Any]
+            var item = (items["data"] as! [[String: Any]])[0]
+            var price = item["price"] as! [String: Any]
+            price["id"] = "price_double_basic_monthly"
+            item["price"] = price
+            items["data"] = [item]
+            subscription["items"] = items
+        }
+        try await setup.deliverAll(from: planIndex)
+        let downgraded = try await setup.local()
+        #expect(downgraded?.productId == "basic_monthly" && downgraded?.priceMicros == 3_990_000)
+
         // A renewal that fails: the invoice's event reads the subscription from Stripe (past due).
         let failIndex = setup.double.events.count
         setup.double.failRenewal(setup.subscription)
