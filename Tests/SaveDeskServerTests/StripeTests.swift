@@ -433,6 +433,7 @@ struct StripeTests {
             #expect(setup.double.requests.filter { $0.method == "POST" && $0.path == "/v1/subscriptions" }.count == 2)
             #expect(setup.double.requests.filter { $0.method == "POST" && $0.path == "/v1/subscriptions" }.compactMap(\.key).count == 2)
             #expect(Set(setup.double.requests.filter { $0.path == "/v1/subscriptions" }.compactMap(\.key)).count == 1)
+            #expect(setup.double.requests.filter { $0.path == "/v1/customers" }.count == 1, "the Stripe customer made first is kept and reused")
             return
         }
         let stripe = try #require(setup.double.object(subscription))

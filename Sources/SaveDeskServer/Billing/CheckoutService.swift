@@ -257,18 +257,24 @@ final class CheckoutService: Sendable {
         let started = try await stripe.startCheckout(
             record, customer: customer ?? .new(id: customerId, livemode: scope.livemode, at: clock.now(scope).unixSeconds),
             product: product, scope: scope
-        )
+        ) { stripeCustomer in
+            _ = try await changes.mutate(
+                scope, operation: "finalizeCheckout.customer", request: ["transaction_id": id], idempotencyKey: nil, customerId: customerId,
+                action: "customer.billing_customer_linked"
+            ) { data, now in
+                var customer = try await changes.customer(data, id: customerId, scope: scope, now: now)
+                guard customer.billingCustomerId == nil else { return .init(output: false, before: nil, after: nil, changed: false) }
+                customer.billingCustomerId = stripeCustomer
+                try await data.customers.update(customer)
+                return .init(output: true, before: nil, after: nil)
+            }
+        }
         return try await changes.mutate(
             scope, operation: "finalizeCheckout", request: ["transaction_id": id], idempotencyKey: nil, customerId: customerId,
             action: "checkout.finalized"
         ) { data, now in
             let current = try await load(data, id, scope: scope)
             if let secret = current.clientSecret { return .init(output: secret, before: nil, after: nil, changed: false) }
-            var customer = try await changes.customer(data, id: customerId, scope: scope, now: now)
-            if customer.billingCustomerId == nil {
-                customer.billingCustomerId = started.stripeCustomer
-                try await data.customers.update(customer)
-            }
             try await data.checkouts.setClientSecret(started.clientSecret, id: id)
             return .init(output: started.clientSecret, before: nil, after: nil)
         }

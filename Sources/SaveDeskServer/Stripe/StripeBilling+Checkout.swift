@@ -26,8 +26,11 @@ extension StripeBilling {
         var pending_setup_intent: Secret?
     }
 
+    /// `remember` keeps a newly made Stripe customer on SaveDesk's customer at once, so a retry
+    /// after a later failure reuses it rather than asking Stripe again.
     func startCheckout(
-        _ record: CheckoutRecord, customer: CustomerRecord, product: ServerConfig.ProductConfig, scope: RequestScope
+        _ record: CheckoutRecord, customer: CustomerRecord, product: ServerConfig.ProductConfig, scope: RequestScope,
+        remember: (String) async throws -> Void
     ) async throws -> CheckoutStart {
         let client = try client(livemode: scope.livemode)
         guard let price = client.account.prices[product.id] else {
@@ -44,6 +47,7 @@ extension StripeBilling {
                     "/v1/customers", form, idempotencyKey: "savedesk_customer_" + SHA256Digest.hex(Array("\(scope.livemode)|\(customer.id)".utf8), prefix: 16)
                 )
                 stripeCustomer = made.id
+                try await remember(made.id)
             }
             guard let stripeCustomer else { throw StripeClient.Failure.unreachable("no customer") }
             var form = StripeClient.Form()
