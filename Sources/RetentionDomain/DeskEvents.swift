@@ -59,6 +59,7 @@ public enum DeskEvents {
         case "app": "The app"
         case "app_store": "The App Store"
         case "billing": "Billing"
+        case "stripe": "Stripe"
         default: actor
         }
     }
@@ -100,5 +101,16 @@ public enum DeskEvents {
         "switch_and_save.dismissal_reset": "reset the switch offer's dismissal",
         "switch_and_save.converted": "switched to web billing",
         "win_back": "sent a win-back offer",
+        "customer.billing_customer_linked": "linked the customer to Stripe",
+        "stripe.customer.subscription.created": "started a subscription",
+        "stripe.customer.subscription.updated": "changed the subscription",
+        "stripe.customer.subscription.deleted": "ended the subscription",
+        "stripe.customer.subscription.paused": "paused the subscription",
+        "stripe.customer.subscription.resumed": "resumed the subscription",
+        "stripe.invoice.paid": "was paid",
+        "stripe.invoice.payment_succeeded": "was paid",
+        "stripe.invoice.payment_failed": "saw a payment fail",
+        "stripe.checkout.session.completed": "saw the checkout paid",
+        "stripe.reconcile": "brought the subscription back in step after an interrupted change",
     ]
 }

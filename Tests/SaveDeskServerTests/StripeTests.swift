@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import OpenAPIRuntime
+import RetentionDomain
 import SaveDeskAPI
 import SQLKit
 import Testing
@@ -334,6 +335,8 @@ struct StripeTests {
         let audited = try await setup.server.running.store.read { try await $0.audit.timeline(customerId: setup.user, limit: 100) }
         #expect(audited.contains { $0.action == "stripe.customer.subscription.deleted" && $0.actor == "stripe" })
         #expect(audited.contains { $0.action == "stripe.invoice.payment_failed" })
+        // The timeline says it in words.
+        #expect(DeskEvents.sentence(actor: "stripe", type: "stripe.customer.subscription.deleted") == "Stripe ended the subscription")
     }
 
     @Test func aStripeFailureInTheMiddleOfAnActionIsSettledByTheRetryOrTheReconcileJob() async throws {
