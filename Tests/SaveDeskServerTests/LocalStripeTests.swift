@@ -120,5 +120,18 @@ struct LocalStripeTests {
         }
         #expect(events >= 2)
         #expect(try await server.running.store.read { try await $0.ledger.subscription(providerId: id) }?.status == "cancelled")
+
+        // A checkout's finalize: the Stripe customer is made there (SaveDesk's customer call), and
+        // the subscription call, in today's API shape (payment_behavior, the invoice's
+        // confirmation_secret), is refused by localstripe's older one: a clean 422 with its
+        // reason, nothing paid or recorded but the customer kept for the next try.
+        let checkout = try await server.app.createCheckout(body: .json(.init(productId: "premium_monthly", userId: "ls_user_2"))).ok.body.json
+        let refused = try await server.app.finalizeCheckout(path: .init(transactionId: checkout.transactionId))
+        expectFailure(refused, status: 422, code: "stripe_refused")
+        let kept = try await server.running.store.read { try await $0.customers.find(id: "ls_user_2") }
+        let stripeCustomer = try #require(kept?.billingCustomerId)
+        let there = try await stripe.call(.GET, "/v1/customers/\(stripeCustomer)")
+        #expect((there["metadata"] as? [String: String])?["savedesk_customer_id"] == "ls_user_2")
+        #expect(try await server.app.getTransaction(path: .init(transactionId: checkout.transactionId)).ok.body.json.status.rawValue == "pending")
     }
 }
