@@ -288,8 +288,19 @@ struct StripeTests {
         let newer = try await setup.double.deliver(events[1], to: setup.server.baseURL, timestamp: setup.now)
         #expect(newer.0 == 200)
         let older = try await setup.double.deliver(events[0], to: setup.server.baseURL, timestamp: setup.now)
-        #expect(older.0 == 200 && older.1.contains("stale"))
+        #expect(older.0 == 200 && older.1.contains("refreshed"), "within the clocks' skew: Stripe is asked, and says the newer state")
         #expect(try await setup.local()?.willRenew == true)
+        // Older than any skew: stale, and Stripe is not even asked.
+        let gets = setup.double.requests.filter { $0.method == "GET" }.count
+        setup.double.advance(-1_000)
+        setup.double.dashboardChange(setup.subscription) { $0["cancel_at_period_end"] = true }
+        let ancient = try #require(setup.double.events.last)
+        setup.double.advance(1_000)
+        let staleAnswer = try await setup.double.deliver(ancient, to: setup.server.baseURL, timestamp: setup.now)
+        #expect(staleAnswer.1.contains("stale"))
+        #expect(setup.double.requests.filter { $0.method == "GET" }.count == gets)
+        #expect(try await setup.local()?.willRenew == true)
+        setup.double.dashboardChange(setup.subscription) { $0["cancel_at_period_end"] = false }
         // A replay of an applied event: a duplicate.
         let replay = try await setup.double.deliver(events[1], to: setup.server.baseURL, timestamp: setup.now)
         #expect(replay.1.contains("duplicate"))

@@ -7,7 +7,9 @@ import RetentionDomain
 /// is applied at most once, by its id. A subscription's events carry its state: applied unless
 /// the record already holds a newer one (an older event changes nothing); at the same second the
 /// order is unknown, so the subscription is read from Stripe instead. An invoice's event reads its
-/// subscription from Stripe. A subscription SaveDesk does not know is linked when its metadata
+/// subscription from Stripe. (Within five minutes, the clocks' possible skew, an older event is
+/// also answered by reading Stripe: SaveDesk's own changes are timed by its clock.) A
+/// subscription SaveDesk does not know is linked when its metadata
 /// names the customer (`savedesk_customer_id`) and its price is a product's.
 final class StripeWebhookService: Sendable {
     let billing: StripeBilling
@@ -21,6 +23,8 @@ final class StripeWebhookService: Sendable {
         "customer.subscription.created", "customer.subscription.updated", "customer.subscription.deleted",
         "customer.subscription.paused", "customer.subscription.resumed", "customer.subscription.trial_will_end",
     ]
+    /// How far SaveDesk's clock and Stripe's may be apart, in seconds.
+    static let clockSkew: Int64 = 300
     static let invoiceEvents: Set<String> = ["invoice.paid", "invoice.payment_succeeded", "invoice.payment_failed"]
 
     /// Answers what became of the event: applied, duplicate, stale, refreshed, unmatched, ignored.
@@ -120,8 +124,11 @@ final class StripeWebhookService: Sendable {
             if let existing = try await data.ledger.subscription(providerId: stripe.id) {
                 guard existing.livemode == scope.livemode else { return "ignored" }
                 let synced = existing.providerSyncedAt ?? 0
-                if event.created < synced { return try await finish("stale", data: data, now: now) }
-                if event.created == synced { return "in_doubt" }
+                // Older by more than two clocks can disagree: stale. Within that (SaveDesk's own
+                // changes are timed by its clock, events by Stripe's), or at the same second, the
+                // order is not known: Stripe is asked for the subscription as it is now.
+                if event.created < synced - Self.clockSkew { return try await finish("stale", data: data, now: now) }
+                if event.created <= synced { return "in_doubt" }
                 record = existing
                 before = existing
             } else if let checkoutId = stripe.metadata["savedesk_checkout_id"] {
