@@ -301,6 +301,13 @@ struct StripeTests {
         #expect(setup.double.requests.filter { $0.method == "GET" }.count == gets)
         #expect(try await setup.local()?.willRenew == true)
         setup.double.dashboardChange(setup.subscription) { $0["cancel_at_period_end"] = false }
+        // Signed, but its object is not a subscription SaveDesk can read: 422, nothing applied.
+        let garbledObject = Data(#"{"id":"evt_garbled","object":"event","type":"customer.subscription.updated","created":\#(setup.now),"livemode":false,"data":{"object":{"object":"subscription","id":"sub_x"}}}"#.utf8)
+        let unreadable = try await setup.double.deliver(
+            StripeDouble.Event(id: "evt_garbled", type: "customer.subscription.updated", body: garbledObject, created: setup.now),
+            to: setup.server.baseURL, timestamp: setup.now
+        )
+        #expect(unreadable.0 == 422 && unreadable.1.contains("stripe_event_unreadable"), "\(unreadable.1)")
         // A replay of an applied event: a duplicate.
         let replay = try await setup.double.deliver(events[1], to: setup.server.baseURL, timestamp: setup.now)
         #expect(replay.1.contains("duplicate"))

@@ -36,6 +36,13 @@ public final class StripeDouble: Sendable {
         public let type: String
         public let body: Data
         public let created: Int64
+
+        public init(id: String, type: String, body: Data, created: Int64) {
+            self.id = id
+            self.type = type
+            self.body = body
+            self.created = created
+        }
     }
 
     public let secretKey: String

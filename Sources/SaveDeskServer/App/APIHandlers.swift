@@ -344,7 +344,12 @@ struct APIHandlers: APIProtocol {
             throw SaveDeskError.unprocessable("this server does not keep billing on Stripe", code: "stripe_not_configured")
         }
         // The object is Stripe's: read as Stripe's own shape (the spec checked the envelope).
-        let event = try JSONDecoder().decode(StripeEvent.self, from: JSONEncoder().encode(body))
+        let event: StripeEvent
+        do {
+            event = try JSONDecoder().decode(StripeEvent.self, from: JSONEncoder().encode(body))
+        } catch {
+            throw SaveDeskError.unprocessable("this Stripe event could not be read: \(error)", code: "stripe_event_unreadable")
+        }
         return .ok(.init(body: .json(.init(status: try await stripeWebhooks.receive(event, scope: scope)))))
     }
 

@@ -4,13 +4,13 @@ import RetentionDomain
 
 /// Stripe's webhook events (`POST /v1/stripe/webhook`), once their signature has been checked by
 /// the API middleware (which set the scope's mode from the secret that signed them). Each event
-/// is applied at most once, by its id. A subscription's events carry its state: applied unless
-/// the record already holds a newer one (an older event changes nothing); at the same second the
-/// order is unknown, so the subscription is read from Stripe instead. An invoice's event reads its
-/// subscription from Stripe. (Within five minutes, the clocks' possible skew, an older event is
-/// also answered by reading Stripe: SaveDesk's own changes are timed by its clock.) A
-/// subscription SaveDesk does not know is linked when its metadata
-/// names the customer (`savedesk_customer_id`) and its price is a product's.
+/// is applied at most once, by its id. A subscription's events carry its state: applied when it
+/// is newer than the state the record holds; older by more than five minutes (the two clocks'
+/// possible skew: SaveDesk times its own changes, Stripe its events) it changes nothing; within
+/// that the order is not known, so the subscription is read from Stripe instead. An invoice's
+/// event, and a completed Checkout Session, read the subscription from Stripe. A subscription
+/// SaveDesk does not know is linked when its metadata names the customer
+/// (`savedesk_customer_id`) and its price is a product's.
 final class StripeWebhookService: Sendable {
     let billing: StripeBilling
     var changes: ChangeTransaction { billing.changes }
@@ -35,7 +35,7 @@ final class StripeWebhookService: Sendable {
         }
         if try await store.read({ try await $0.stripe.hasEvent(id: event.id) }) { return "duplicate" }
         if Self.subscriptionEvents.contains(event.type), event.data.object.kind == "subscription" {
-            let subscription = try JSONDecoder().decode(StripeSubscription.self, from: event.data.object.json)
+            let subscription = try Self.read(StripeSubscription.self, of: event)
             let outcome = try await apply(subscription, event: event, scope: scope)
             if outcome == "in_doubt" {
                 try await billing.refresh(providerId: subscription.id, livemode: scope.livemode, reason: event.type)
@@ -48,7 +48,7 @@ final class StripeWebhookService: Sendable {
             // A browser checkout paid on Stripe's page: its subscription, read from Stripe, is
             // recorded as its own events would record it.
             struct Session: Decodable { var id: String; var subscription: StripeReference? }
-            let session = try JSONDecoder().decode(Session.self, from: event.data.object.json)
+            let session = try Self.read(Session.self, of: event)
             guard let subscriptionId = session.subscription?.id else {
                 try await record(event, objectId: session.id, outcome: "ignored", scope: scope)
                 return "ignored"
@@ -61,8 +61,9 @@ final class StripeWebhookService: Sendable {
             }
             let outcome = try await apply(subscription, event: event, scope: scope)
             if outcome == "in_doubt" {
-                try await record(event, objectId: session.id, outcome: "duplicate", scope: scope)
-                return "duplicate"
+                try await billing.refresh(providerId: subscription.id, livemode: scope.livemode, reason: event.type)
+                try await record(event, objectId: session.id, outcome: "refreshed", scope: scope)
+                return "refreshed"
             }
             return outcome
         }
@@ -76,7 +77,7 @@ final class StripeWebhookService: Sendable {
                 var subscription: StripeReference?
                 var parent: Parent?
             }
-            let invoice = try JSONDecoder().decode(Invoice.self, from: event.data.object.json)
+            let invoice = try Self.read(Invoice.self, of: event)
             guard let subscriptionId = invoice.parent?.subscription_details?.subscription?.id ?? invoice.subscription?.id,
                 try await store.read({ try await $0.ledger.subscription(providerId: subscriptionId) }) != nil
             else {
@@ -89,6 +90,18 @@ final class StripeWebhookService: Sendable {
         }
         try await record(event, objectId: nil, outcome: "ignored", scope: scope)
         return "ignored"
+    }
+
+    /// An event's object as SaveDesk reads it; one it cannot read is refused (422: Stripe delivers
+    /// it again later), never a 500.
+    static func read<Object: Decodable>(_ type: Object.Type, of event: StripeEvent) throws(SaveDeskError) -> Object {
+        do {
+            return try JSONDecoder().decode(Object.self, from: event.data.object.json)
+        } catch {
+            throw SaveDeskError.unprocessable(
+                "the \(event.data.object.kind) of Stripe event \(event.id) (\(event.type)) could not be read: \(error)", code: "stripe_event_unreadable"
+            )
+        }
     }
 
     private func record(_ event: StripeEvent, objectId: String?, outcome: String, scope: RequestScope) async throws {
