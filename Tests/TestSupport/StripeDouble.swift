@@ -85,9 +85,17 @@ public final class StripeDouble: Sendable {
             },
             logger: Logger(label: "stripe-double") { _ in SwiftLogNoOpLogHandler() }
         )
-        let task = Task { try await app.runService() }
+        // No signal handlers (a test process is not the double's), and a double that cannot start
+        // ends the wait for its port rather than leaving it forever.
+        let task = Task {
+            do { try await app.runService(gracefulShutdownSignals: []) } catch { continuation.finish(); throw error }
+        }
         var port = 0
         for await value in bound { port = value }
+        guard port != 0 else {
+            task.cancel()
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the Stripe double did not start"])
+        }
         let double = StripeDouble(secretKey: secretKey, webhookSecret: webhookSecret, running: task, port: port)
         box.withLock { $0 = double }
         return double
