@@ -17,11 +17,12 @@ struct LocalServer {
         let directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-client-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = try ConfigReader.load(file: try #require(DemoSeed.demoConfigPath))
-        let database = try await TestDatabase.prepare(in: directory)
-        _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: database)
-        let running = try await SaveDeskBackend.start(
-            config: config, databasePath: database, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        )
+        let database = try await warningIfSlow("LocalServer.start: preparing the database") { try await TestDatabase.prepare(in: directory) }
+        let seed = try #require(DemoSeed.demoSeedPath)
+        _ = try await warningIfSlow("LocalServer.start: seeding") { try await DemoSeed.apply(file: seed, config: config, databasePath: database) }
+        let running = try await warningIfSlow("LocalServer.start: starting the server") {
+            try await SaveDeskBackend.start(config: config, databasePath: database, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        }
         return LocalServer(running: running, directory: directory)
     }
 

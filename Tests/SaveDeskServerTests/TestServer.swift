@@ -57,19 +57,28 @@ struct TestServer {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let clock = clock ?? ManualClock(start)
         let config = try config ?? demoConfig()
-        let path = try await TestDatabase.prepare(in: directory)
+        let path = try await warningIfSlow("TestServer.start: preparing the database in \(directory.lastPathComponent)") {
+            try await TestDatabase.prepare(in: directory)
+        }
         if seed {
-            _ = try await DemoSeed.apply(file: try seedFile ?? #require(DemoSeed.demoSeedPath), config: config, databasePath: path, now: clock.now())
+            let file = try seedFile ?? #require(DemoSeed.demoSeedPath)
+            _ = try await warningIfSlow("TestServer.start: seeding \(directory.lastPathComponent)") {
+                try await DemoSeed.apply(file: file, config: config, databasePath: path, now: clock.now())
+            }
         }
         var options = SaveDeskBackend.Options(
             testClock: testClock, purgeInterval: purgeInterval, readTimeout: readTimeout, dataDirectory: directory.path
         )
         adjust(&options)
-        let running = try await SaveDeskBackend.start(config: config, databasePath: path, clock: clock, options: options, logger: logger)
+        let running = try await warningIfSlow("TestServer.start: starting the server on \(directory.lastPathComponent)") {
+            try await SaveDeskBackend.start(config: config, databasePath: path, clock: clock, options: options, logger: logger)
+        }
         return TestServer(running: running, clock: clock, directory: directory, config: config)
     }
 
-    func stop() async { await running.stopAndHoldPort() }
+    func stop() async {
+        await warningIfSlow("TestServer.stop: the server on \(directory.lastPathComponent)") { await running.stopAndHoldPort() }
+    }
 
     func client(key: String? = TestServer.appKey) -> Client {
         Client(serverURL: URL(string: baseURL)!, transport: AsyncHTTPClientTransport(), middlewares: [KeyHeader(key: key)])

@@ -45,7 +45,7 @@ extension SaveDeskBackend.Running {
     /// Stops the server and holds its port (see `HeldPorts`): what a test that stands for a
     /// server that is down, or restarts it on the same port, uses.
     public func stopAndHoldPort() async {
-        await stop()
+        await warningIfSlow("stopping the server on port \(port)") { await stop() }
         HeldPorts.hold(port)
     }
 }
