@@ -75,7 +75,7 @@ POSTGRES_SUITES := SaveDeskServerTests|SaveDeskClientTests|SaveDeskCommandTests|
 # The PostgreSQL pass alone.
 test-postgres: deps $(VENV_STAMP)
 	$(SWIFT) build --build-tests
-	SAVEDESK_TEST_PYTHON=$(abspath $(VENV))/bin/python scripts/summarize-failures.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
+	SAVEDESK_TEST_PYTHON=$(abspath $(VENV))/bin/python scripts/summarize-failures.sh scripts/stall-guard.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
 
 # The backend on a throwaway PostgreSQL cluster, with the demo data (see scripts/postgres-demo.sh).
 postgres-demo: deps
@@ -93,12 +93,13 @@ $(VENV_STAMP):
 	touch $@
 
 # Every test on SQLite; the server, client, command and view-model suites again on PostgreSQL
-# (about 2.5 minutes); then the fuzz stage (schemathesis against a running server, every phase and
+# (about 2.5 minutes; scripts/stall-guard.sh runs that pass once more, saying so, if it stops
+# making progress for 5 minutes, a stall whose cause is not found yet); then the fuzz stage (schemathesis against a running server, every phase and
 # check, a new seed each run: about 2 minutes).
 test: deps $(VENV_STAMP)
 	$(SWIFT) build --build-tests
 	SAVEDESK_TEST_PYTHON=$(abspath $(VENV))/bin/python scripts/summarize-failures.sh $(SWIFT) test --skip-build
-	SAVEDESK_TEST_PYTHON=$(abspath $(VENV))/bin/python scripts/summarize-failures.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
+	SAVEDESK_TEST_PYTHON=$(abspath $(VENV))/bin/python scripts/summarize-failures.sh scripts/stall-guard.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
 	scripts/fuzz.sh $$($(SWIFT) build --show-bin-path)/savedesk $(VENV)/bin/schemathesis
 
 # The fuzz stage alone (FUZZ_SEED=N replays a run; the seed is printed).

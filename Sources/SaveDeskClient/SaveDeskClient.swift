@@ -59,6 +59,9 @@ public final class SaveDeskClient: Sendable {
         }
         var configuration = HTTPClient.Configuration.singletonConfiguration
         configuration.connectionPool.retryConnectionEstablishment = false
+        // Kept connections are let go before the server closes idle ones (after 30 s): a call
+        // never goes out on a connection the server is closing at that moment.
+        configuration.connectionPool.idleTimeout = .seconds(20)
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 

@@ -44,6 +44,15 @@ struct TestServer {
         return config
     }
 
+    /// The tests' HTTP client: kept connections are let go after 20 s, before the server closes
+    /// idle ones (30 s), so a test that waits between calls never sends on a closing connection
+    /// (AsyncHTTPClient's shared client keeps them 60 s: `remoteConnectionClosed`).
+    static let http: HTTPClient = {
+        var configuration = HTTPClient.Configuration.singletonConfiguration
+        configuration.connectionPool.idleTimeout = .seconds(20)
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
     static let liveOperatorKey = "sk_live_savedesk_ops_000001"
     static let liveAppKey = "pk_live_savedesk_app_000001"
 
@@ -81,7 +90,8 @@ struct TestServer {
     }
 
     func client(key: String? = TestServer.appKey) -> Client {
-        Client(serverURL: URL(string: baseURL)!, transport: AsyncHTTPClientTransport(), middlewares: [KeyHeader(key: key)])
+        Client(serverURL: URL(string: baseURL)!, transport: AsyncHTTPClientTransport(configuration: .init(client: Self.http)),
+               middlewares: [KeyHeader(key: key)])
     }
 
     var app: Client { client(key: Self.appKey) }
