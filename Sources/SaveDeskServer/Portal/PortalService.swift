@@ -97,16 +97,7 @@ final class PortalService: Sendable {
             return id
         }
         guard let stripeCustomer else { return nil }
-        var form = StripeClient.Form()
-        form.add("customer", stripeCustomer)
-        if let returnURL { form.add("return_url", returnURL) }
-        do {
-            // A session moves no money: each request may make its own.
-            return try await stripe.client(livemode: scope.livemode)
-                .post("/v1/billing_portal/sessions", form, idempotencyKey: "savedesk_portal_" + scope.requestId)
-        } catch let failure as StripeClient.Failure {
-            throw StripeBilling.answer(failure)
-        }
+        return try await stripe.portalSession(customer: stripeCustomer, returnURL: returnURL, scope: scope)
     }
 
     static func newToken() -> String {

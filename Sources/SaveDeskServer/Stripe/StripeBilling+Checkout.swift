@@ -32,10 +32,7 @@ extension StripeBilling {
         _ record: CheckoutRecord, customer: CustomerRecord, product: ServerConfig.ProductConfig, scope: RequestScope,
         remember: (String) async throws -> Void
     ) async throws -> CheckoutStart {
-        let client = try client(livemode: scope.livemode)
-        guard let price = client.account.prices[product.id] else {
-            throw SaveDeskError.unprocessable("\(product.displayName) has no Stripe price in this mode's account", code: "stripe_not_configured")
-        }
+        let (client, price) = try clientAndPrice(of: product, scope: scope)
         do {
             var stripeCustomer = customer.billingCustomerId
             if stripeCustomer == nil {
@@ -86,10 +83,7 @@ extension StripeBilling {
         _ record: CheckoutRecord, customer: CustomerRecord, product: ServerConfig.ProductConfig, base: String, scope: RequestScope
     ) async throws -> String {
         struct Session: Decodable { var id: String; var url: String? }
-        let client = try client(livemode: scope.livemode)
-        guard let price = client.account.prices[product.id] else {
-            throw SaveDeskError.unprocessable("\(product.displayName) has no Stripe price in this mode's account", code: "stripe_not_configured")
-        }
+        let (client, price) = try clientAndPrice(of: product, scope: scope)
         do {
             var form = StripeClient.Form()
             form.add("mode", "subscription")
@@ -116,5 +110,14 @@ extension StripeBilling {
         } catch let failure as StripeClient.Failure {
             throw Self.answer(failure)
         }
+    }
+
+    /// The mode's client and the Stripe price of `product` in that mode's account.
+    private func clientAndPrice(of product: ServerConfig.ProductConfig, scope: RequestScope) throws -> (StripeClient, String) {
+        let client = try client(livemode: scope.livemode)
+        guard let price = client.account.prices[product.id] else {
+            throw SaveDeskError.unprocessable("\(product.displayName) has no Stripe price in this mode's account", code: "stripe_not_configured")
+        }
+        return (client, price)
     }
 }

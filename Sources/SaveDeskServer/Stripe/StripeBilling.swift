@@ -219,17 +219,35 @@ final class StripeBilling: Sendable {
 
     // MARK: Reading Stripe again
 
+    /// A subscription as Stripe has it now.
+    func subscription(_ id: String, livemode: Bool) async throws -> StripeSubscription {
+        let client = try client(livemode: livemode)
+        do {
+            return try await client.get("/v1/subscriptions/\(id)")
+        } catch {
+            throw Self.answer(error)
+        }
+    }
+
+    /// A billing-portal session for a Stripe customer, back to `returnURL` (already checked
+    /// against SaveDesk's rules). A session moves no money: each request may make its own.
+    func portalSession(customer: String, returnURL: String?, scope: RequestScope) async throws -> StripePortalSession {
+        let client = try client(livemode: scope.livemode)
+        var form = StripeClient.Form()
+        form.add("customer", customer)
+        if let returnURL { form.add("return_url", returnURL) }
+        do {
+            return try await client.post("/v1/billing_portal/sessions", form, idempotencyKey: "savedesk_portal_" + scope.requestId)
+        } catch {
+            throw Self.answer(error)
+        }
+    }
+
     /// Reads a subscription from Stripe and records its state (the reconcile job, a webhook in
     /// doubt), audited as Stripe's. Answers whether the record changed.
     @discardableResult
     func refresh(providerId: String, livemode: Bool, reason: String, closing actionKey: String? = nil) async throws -> Bool {
-        let client = try client(livemode: livemode)
-        let stripe: StripeSubscription
-        do {
-            stripe = try await client.get("/v1/subscriptions/\(providerId)")
-        } catch {
-            throw Self.answer(error)
-        }
+        let stripe = try await subscription(providerId, livemode: livemode)
         let scope = RequestScope.job("stripe", livemode: livemode)
         return try await store.transaction { data in
             guard var record = try await data.ledger.subscription(providerId: providerId), record.livemode == livemode else { return false }

@@ -53,12 +53,7 @@ final class StripeWebhookService: Sendable {
                 try await record(event, objectId: session.id, outcome: "ignored", scope: scope)
                 return "ignored"
             }
-            let subscription: StripeSubscription
-            do {
-                subscription = try await billing.client(livemode: scope.livemode).get("/v1/subscriptions/\(subscriptionId)")
-            } catch let failure as StripeClient.Failure {
-                throw StripeBilling.answer(failure)
-            }
+            let subscription = try await billing.subscription(subscriptionId, livemode: scope.livemode)
             let outcome = try await apply(subscription, event: event, scope: scope)
             if outcome == "in_doubt" {
                 try await billing.refresh(providerId: subscription.id, livemode: scope.livemode, reason: event.type)
