@@ -81,13 +81,21 @@ final class RetentionMessagingService: Sendable {
             throw error
         case .some(.failure(let error)):
             logger.error("retention request answered with the default message", metadata: ["error": "\(error)"])
-            outcome = fallback(verified, livemode: livemode, settings: settings)
+            outcome = try fallback(verified, livemode: livemode, settings: settings)
         case .none:
             decision.cancel()
-            outcome = fallback(verified, livemode: livemode, settings: settings)
+            outcome = try fallback(verified, livemode: livemode, settings: settings)
         }
         outcome.record.latencyMicros = Self.micros(ContinuousClock.now - started)
-        if !outcome.repeated, !recorder.submit(outcome, requestId: scope.requestId) {
+        var full = false
+        if !outcome.repeated {
+            switch recorder.submit(outcome, requestId: scope.requestId) {
+            case .queued: break
+            case .full: full = true
+            case .answeredBefore(let before): outcome = try repeated(before.record, request: verified)
+            }
+        }
+        if full {
             // The recorder is full: this one is written now, within what is left of the budget
             // (a slow write goes on after the answer).
             let record = outcome.record
@@ -159,7 +167,9 @@ final class RetentionMessagingService: Sendable {
     }
 
     /// The default message (or none), when the decision did not come in time.
-    private func fallback(_ request: AppStoreRetentionRequest, livemode: Bool, settings: ServerConfig.RetentionMessagingSettings) -> Outcome {
+    private func fallback(_ request: AppStoreRetentionRequest, livemode: Bool, settings: ServerConfig.RetentionMessagingSettings) throws -> Outcome {
+        // A repeat of a request still waiting to be written gets its answer, even now.
+        if let pending = recorder.pending(request.requestIdentifier) { return try repeated(pending.record, request: request) }
         let now = clock.now(livemode: livemode).unixSeconds
         var record = Self.record(request, livemode: livemode, customerId: nil, receivedAt: now, choice: "fallback")
         var body: Schemas.RealtimeResponseBody?
@@ -300,8 +310,10 @@ final class RetentionMessagingService: Sendable {
 
 /// The requests answered and not yet written: the answer does not wait for its record. A single
 /// writer takes up to `batchSize` at a time in one transaction; until it is written, a repeat of a
-/// request is answered from here. At most `capacity` wait: past that, a request is written before
-/// it is answered (`submit` says false). A record is analytics, not money: what waits here when the
+/// request is answered from here. A batch whose write fails stays here (so a repeat still gets its
+/// answer) and is tried again, `attempts` times in all with a doubling pause, before it is given up
+/// with an error line. At most `capacity` wait: past that, a request is written before it is
+/// answered (`submit` says false). A record is analytics, not money: what waits here when the
 /// process dies is lost, and the queue is flushed when the server stops (`flush`).
 final class RetentionRecorder: Sendable {
     typealias Entry = (record: RetentionRequestRecord, requestId: String)
@@ -318,9 +330,15 @@ final class RetentionRecorder: Sendable {
     private let logger: Logger
     /// Writes one batch in one transaction.
     private let write: @Sendable ([Entry]) async throws -> Void
+    /// How many times a batch is tried, and the pause after the first failure (doubled each time).
+    private let attempts: Int
+    private let retryPause: Duration
 
-    init(logger: Logger, write: @escaping @Sendable ([Entry]) async throws -> Void) {
+    init(logger: Logger, attempts: Int = 6, retryPause: Duration = .milliseconds(200),
+         write: @escaping @Sendable ([Entry]) async throws -> Void) {
         self.logger = logger
+        self.attempts = max(1, attempts)
+        self.retryPause = retryPause
         self.write = write
     }
 
@@ -336,20 +354,35 @@ final class RetentionRecorder: Sendable {
         }
     }
 
-    /// Queues an answered request to be written; false when the queue is full.
-    func submit(_ outcome: RetentionMessagingService.Outcome, requestId: String) -> Bool {
+    enum Submitted {
+        case queued
+        /// The queue is full: the caller writes it.
+        case full
+        /// The same request was answered meanwhile (two deliveries raced): that answer stands.
+        case answeredBefore(RetentionMessagingService.Outcome)
+    }
+
+    /// Queues an answered request to be written.
+    func submit(_ outcome: RetentionMessagingService.Outcome, requestId: String) -> Submitted {
         var repeated = outcome
         repeated.repeated = true
-        let start = state.withLock { state -> Bool? in
-            guard state.pending.count < Self.capacity else { return nil }
+        enum Step { case start, queued, full, before(RetentionMessagingService.Outcome) }
+        let step = state.withLock { state -> Step in
+            if let before = state.pending[outcome.record.requestIdentifier] { return .before(before) }
+            guard state.pending.count < Self.capacity else { return .full }
             state.pending[outcome.record.requestIdentifier] = repeated
             state.waiting.append((outcome.record, requestId))
             defer { state.writing = true }
-            return !state.writing
+            return state.writing ? .queued : .start
         }
-        guard let start else { return false }
-        if start { Task { await drain() } }
-        return true
+        switch step {
+        case .start:
+            Task { await drain() }
+            return .queued
+        case .queued: return .queued
+        case .full: return .full
+        case .before(let outcome): return .answeredBefore(outcome)
+        }
     }
 
     /// Writes until nothing waits.
@@ -362,12 +395,29 @@ final class RetentionRecorder: Sendable {
                 return batch
             }
             if batch.isEmpty { return }
+            await writeOrGiveUp(batch)
+            state.withLock { state in for entry in batch { state.pending[entry.record.requestIdentifier] = nil } }
+        }
+    }
+
+    /// Writes one batch, trying again after a failure; its answers stay pending meanwhile.
+    private func writeOrGiveUp(_ batch: [Entry]) async {
+        var pause = retryPause
+        for attempt in 1...attempts {
             do {
                 try await write(batch)
+                return
+            } catch where attempt < attempts {
+                logger.warning("retention requests not recorded yet; trying again", metadata: [
+                    "count": "\(batch.count)", "attempt": "\(attempt)", "error": "\(error)",
+                ])
+                try? await Task.sleep(for: pause)
+                pause *= 2
             } catch {
-                logger.error("retention requests answered but not recorded", metadata: ["count": "\(batch.count)", "error": "\(error)"])
+                logger.error("retention requests answered but not recorded", metadata: [
+                    "count": "\(batch.count)", "attempts": "\(attempts)", "error": "\(error)",
+                ])
             }
-            state.withLock { state in for entry in batch { state.pending[entry.record.requestIdentifier] = nil } }
         }
     }
 
