@@ -16,6 +16,8 @@ public final class CustomerDirectory {
     public private(set) var customers: [Wire.CustomerSummary] = []
     public private(set) var page = 1
     public private(set) var total = 0
+    /// More customers match the query than `total` (the server pages the first 1,000 found).
+    public private(set) var totalCapped = false
     public private(set) var selectedIndex = 0
     /// Only customers of this kind (nil: all).
     public private(set) var filter: Wire.CustomerKind?
@@ -33,6 +35,8 @@ public final class CustomerDirectory {
     }
 
     public var pageCount: Int { max(1, (total + perPage - 1) / perPage) }
+    /// How many match, as the footer says it: "16", or "1000+" when the server stopped counting.
+    public var totalText: String { totalCapped ? "\(total)+" : "\(total)" }
     public var selectedCustomer: Wire.CustomerSummary? { customers.indices.contains(selectedIndex) ? customers[selectedIndex] : nil }
 
     /// The query changed (a key typed): search again after the debounce.
@@ -103,6 +107,7 @@ public final class CustomerDirectory {
             customers = result.customers
             self.page = result.page
             total = result.total
+            totalCapped = result.totalCapped ?? false
             selectedIndex = 0
             let trimmed = query.trimmedOfWhitespace
             let ofKind = filter.map { " among the \(Self.name($0))" } ?? ""

@@ -44,6 +44,59 @@ struct DeskEndpointTests {
         expectFailure(try await server.desk.searchCustomers(query: .init(page: 0)), status: 400, code: "out_of_range")
     }
 
+    /// A typed text that matches many customers costs no more than one that matches a thousand:
+    /// the total stops at 1,000 (`total_capped`), and the pages hold the first 1,000 found, by
+    /// name ignoring case; a name prefix finds the first by name of all.
+    @Test func aSearchMatchingMoreThanAThousandIsCapped() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let firstNames = ["Hana", "hal", "Hugo", "Ava"]
+        try await server.withStore { store in
+            try await store.transaction(key: "test") { data in
+                for index in 0..<1_400 {
+                    try await data.customers.insert(CustomerRecord(
+                        id: "cus_many_\(index)", name: "\(firstNames[index % 4]) Okafor \(index)", email: "n\(index)@many.example", country: nil,
+                        createdAt: 1_700_000_000, cardFailing: false, kind: .generated
+                    ))
+                }
+            }
+        }
+        let okafor = try await server.desk.searchCustomers(query: .init(query: "okafor", perPage: 100)).ok.body.json
+        #expect(okafor.total == 1_000 && okafor.totalCapped == true)
+        #expect(okafor.customers.count == 100 && okafor.customers.allSatisfy { $0.name.lowercased().contains("okafor") })
+        let names = okafor.customers.map { $0.name.lowercased() }
+        #expect(names == names.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }), "by name, ignoring case")
+        let last = try await server.desk.searchCustomers(query: .init(query: "okafor", page: 67, perPage: 15)).ok.body.json
+        #expect(last.customers.count == 10, "990 to 1,000")
+        let past = try await server.desk.searchCustomers(query: .init(query: "okafor", page: 68, perPage: 15)).ok.body.json
+        #expect(past.customers.isEmpty && past.total == 1_000 && past.totalCapped == true)
+        var seen = Set<String>()
+        for page in 1...10 {
+            seen.formUnion(try await server.desk.searchCustomers(query: .init(query: "okafor", page: page, perPage: 100)).ok.body.json.customers.map(\.id))
+        }
+        #expect(seen.count == 1_000, "the pages hold 1,000 different customers")
+
+        // A prefix: the first by name among all of them ("hal…" before "hana…"), case aside.
+        let prefix = try await server.desk.searchCustomers(query: .init(query: "ha", perPage: 20)).ok.body.json
+        #expect(prefix.totalCapped == false && prefix.total == 701, "350 Hana, 350 hal and the demo's Hana: \(prefix.total)")
+        let wide = try await server.desk.searchCustomers(query: .init(query: "h", perPage: 20)).ok.body.json
+        #expect(wide.totalCapped == true && wide.total == 1_000)
+        let everyH = try await server.withStore { store in
+            try await store.read { data in
+                try await data.customers.search("ha", kind: nil, livemode: false, page: 1, perPage: 100)
+            }
+        }
+        let expected = everyH.customers.map(\.name).sorted { $0.lowercased().utf8.lexicographicallyPrecedes($1.lowercased().utf8) }
+        #expect(wide.customers.map(\.name) == Array(expected.prefix(20)), "\(wide.customers.map(\.name))")
+        #expect(wide.customers.first?.name == "hal Okafor 1")
+
+        // Fewer than 1,000: exact, not capped; a kind narrows before the cap.
+        let few = try await server.desk.searchCustomers(query: .init(query: "okafor 12")).ok.body.json
+        #expect(few.total == 111 && few.totalCapped == false, "12, 120–129 and 1200–1299: \(few.total)")
+        let stories = try await server.desk.searchCustomers(query: .init(query: "h", kind: .story)).ok.body.json
+        #expect(stories.totalCapped == false && stories.customers.allSatisfy { $0.kind == .story } && !stories.customers.isEmpty)
+    }
+
     @Test func detailShowsEveryLifecycleRow() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }

@@ -141,6 +141,20 @@ struct ConsoleTests {
         #expect(directory.page == 2)
     }
 
+    @Test func aSearchThatMatchesMoreThanAThousandSaysSo() async throws {
+        let demo = try await Demo.start()
+        defer { Task { await demo.stop() } }
+        try await demo.addCustomers(1_050) { "Ava Okafor \($0)" }
+        let app = try demo.console()
+        let directory = CustomerDirectory(calls: app.client, debounce: .zero, perPage: 20)
+        directory.setQuery("okafor")
+        await directory.settle()
+        #expect(directory.totalCapped && directory.totalText == "1000+" && directory.pageCount == 50)
+        directory.setQuery("okafor 10")
+        await directory.settle()
+        #expect(!directory.totalCapped && directory.totalText == "61", "10, 100–109, 1000–1049")
+    }
+
     @Test func theOverviewShowsLifecycleSwitchAndSaveAndTheActions() async throws {
         let demo = try await Demo.start()
         defer { Task { await demo.stop() } }

@@ -51,6 +51,25 @@ struct Demo {
         return try await Demo.start(serverDirectory: serverDirectory, consoleDirectory: consoleDirectory, seed: false, port: running.port)
     }
 
+    /// Writes `count` generated customers straight into the server's database, named by index.
+    func addCustomers(_ count: Int, name: @Sendable (Int) -> String) async throws {
+        let store = try await Store.open(path: TestDatabase.location(in: serverDirectory), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        do {
+            try await store.transaction(key: "test") { data in
+                for index in 0..<count {
+                    try await data.customers.insert(CustomerRecord(
+                        id: "cus_many_\(index)", name: name(index), email: "n\(index)@many.example", country: nil,
+                        createdAt: 1_700_000_000, cardFailing: false, kind: .generated
+                    ))
+                }
+            }
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
+    }
+
     var url: URL { URL(string: running.baseURL)! }
 
     @MainActor

@@ -36,15 +36,15 @@ final class DeskService: Sendable {
     }
 
     /// Customers of the key's mode whose id is the query, or whose email or name contains it
-    /// (three characters or more) or starts with it (one or two), ignoring case, by name (see
-    /// `CustomerRepository.search`). `page` and `perPage` are within the spec's ranges (checked
+    /// (three characters or more) or starts with it (one or two), ignoring case, by name; past
+    /// 1,000 matches, the first 1,000 found and `total_capped` (see `CustomerRepository.search`). `page` and `perPage` are within the spec's ranges (checked
     /// before this runs). One query for the page and its total, one for the page's subscriptions.
     func search(query: String?, kind: CustomerRecord.Kind? = nil, page: Int, perPage: Int, scope: RequestScope) async throws -> Schemas.CustomerPage {
         let now = clock.now(scope)
         let livemode = scope.livemode
         let text = (query ?? "").trimmingCharacters(in: .whitespaces).lowercased()
         let found = try await store.read { data in
-            let (customers, total) = try await data.customers.search(text, kind: kind, livemode: livemode, page: page, perPage: perPage)
+            let (customers, total, capped) = try await data.customers.search(text, kind: kind, livemode: livemode, page: page, perPage: perPage)
             let subscriptionsByCustomer = Dictionary(grouping: try await data.ledger.subscriptions(customerIds: customers.map(\.id)), by: \.customerId)
             let summaries = customers.map { customer in
                 Schemas.CustomerSummary(
@@ -53,11 +53,12 @@ final class DeskService: Sendable {
                     kind: .init(rawValue: customer.kind.rawValue) ?? .customer, story: customer.story
                 )
             }
-            return Schemas.CustomerPage(customers: summaries, page: page, perPage: perPage, total: total ?? 0)
+            return Schemas.CustomerPage(customers: summaries, page: page, perPage: perPage, total: total ?? 0, totalCapped: capped)
         }
         // Past the last page no row carries the total: the first page's is the same.
         guard found.customers.isEmpty, page > 1 else { return found }
-        return Schemas.CustomerPage(customers: [], page: page, perPage: perPage, total: try await search(query: query, kind: kind, page: 1, perPage: 1, scope: scope).total)
+        let first = try await search(query: query, kind: kind, page: 1, perPage: 1, scope: scope)
+        return Schemas.CustomerPage(customers: [], page: page, perPage: perPage, total: first.total, totalCapped: first.totalCapped)
     }
 
     /// One line on the customer's most relevant subscription.

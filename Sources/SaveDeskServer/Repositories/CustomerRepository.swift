@@ -24,11 +24,12 @@ protocol CustomerRepository: Sendable {
     /// The ids of every customer of a mode, in order.
     func ids(livemode: Bool) async throws -> [String]
     /// A page of the customers of a mode (of one kind, when given) matching `text` (lowercased,
-    /// trimmed; empty: all), by name (all: the demo's stories first, the generated history last),
-    /// and how many match in all (nil past the last page).
+    /// trimmed; empty: all), by name ignoring case (all: the demo's stories first, the generated
+    /// history last, by name), and how many match in all (nil past the last page); `capped`: more
+    /// match than the total says, and the pages hold only those (see `SQLCustomerRepository`).
     func search(
         _ text: String, kind: CustomerRecord.Kind?, livemode: Bool, page: Int, perPage: Int
-    ) async throws -> (customers: [CustomerRecord], total: Int?)
+    ) async throws -> (customers: [CustomerRecord], total: Int?, capped: Bool)
 }
 
 struct SQLCustomerRepository: CustomerRepository {
@@ -105,52 +106,89 @@ struct SQLCustomerRepository: CustomerRepository {
 
     /// Customers whose id is the text, or whose email or name contains it (three characters or
     /// more: the trigram index on PostgreSQL, the FTS5 trigram table on SQLite) or starts with it
-    /// (one or two), by name; with no text, every customer by rank and name. One query for the
+    /// (one or two), ignoring case, by name; with no text, every customer by rank and name.
+    ///
+    /// A typed text reads at most `searchCap` + 1 matches from each index (a name prefix the
+    /// first by name, a substring the first its index yields), so no text costs more than that
+    /// however many customers match: when more than `searchCap` match, the pages hold the first
+    /// `searchCap` of those sorted by name and `capped` says the total is a floor. One query for the
     /// page and its total; every part reads an index (the per-mode count for an empty text).
     func search(
         _ text: String, kind customerKind: CustomerRecord.Kind?, livemode: Bool, page: Int, perPage: Int
-    ) async throws -> (customers: [CustomerRecord], total: Int?) {
-        // The whole listing ranks the demo's stories first and the generated history last.
-        var window: SQLQueryString = text.isEmpty ? " ORDER BY list_rank, name, id" : " ORDER BY name, id"
-        window += " LIMIT \(bind: perPage) OFFSET \(bind: (page - 1) * perPage)"
-        var pageQuery: SQLQueryString
+    ) async throws -> (customers: [CustomerRecord], total: Int?, capped: Bool) {
+        let offset = (page - 1) * perPage
         if text.isEmpty {
             // The ranked listing index serves the order and the kind; the count per mode is kept.
             let ofKind: SQLQueryString = customerKind.map { " AND list_rank = \(bind: $0.listRank)" } ?? ""
-            var total: SQLQueryString = kind == .sqlite && customerKind == nil
+            var count: SQLQueryString = kind == .sqlite && customerKind == nil
                 ? "SELECT n FROM customer_counts WHERE livemode = \(bind: livemode)"
                 : "SELECT count(*) FROM customers WHERE livemode = \(bind: livemode)"
-            if customerKind != nil { total += ofKind }
-            pageQuery = "SELECT *, ("
-            pageQuery += total
+            if customerKind != nil { count += ofKind }
+            var pageQuery: SQLQueryString = "SELECT *, ("
+            pageQuery += count
             pageQuery += ") AS total FROM customers WHERE livemode = \(bind: livemode)"
             pageQuery += ofKind
-        } else {
-            var matched: SQLQueryString = "SELECT * FROM customers WHERE livemode = \(bind: livemode) AND id = \(bind: text) UNION "
-            if kind == .postgres {
-                // Trigram indexes serve the substring, pattern indexes the prefix.
-                let escaped = text.escapedForLike
-                let pattern = (text.count >= 3 ? "%" : "") + escaped + "%"
-                matched += "SELECT * FROM customers WHERE livemode = \(bind: livemode)"
-                matched += " AND (lower(email) LIKE \(bind: pattern) ESCAPE '\\' OR lower(name) LIKE \(bind: pattern) ESCAPE '\\')"
-            } else if text.count >= 3 {
-                matched += "SELECT customers.* FROM customer_search JOIN customers ON customers.rowid = customer_search.rowid"
-                matched += " WHERE customer_search MATCH \(bind: Self.phrase(text)) AND customers.livemode = \(bind: livemode)"
-            } else {
-                let upper = text + "\u{10FFFF}"
-                matched += "SELECT * FROM customers WHERE livemode = \(bind: livemode) AND lower(name) >= \(bind: text) AND lower(name) < \(bind: upper)"
-                matched += " UNION SELECT * FROM customers WHERE livemode = \(bind: livemode) AND lower(email) >= \(bind: text) AND lower(email) < \(bind: upper)"
-            }
-            pageQuery = "WITH matched AS MATERIALIZED ("
-            pageQuery += matched
-            pageQuery += ")"
-            // Of one kind: filtered after the match (a search matches few rows).
-            if let customerKind { pageQuery += ", found AS MATERIALIZED (SELECT * FROM matched WHERE kind = \(bind: customerKind.rawValue))" }
-            let found = customerKind == nil ? "matched" : "found"
-            pageQuery += " SELECT *, (SELECT count(*) FROM \(unsafeRaw: found)) AS total FROM \(unsafeRaw: found)"
+            pageQuery += " ORDER BY list_rank, name, id LIMIT \(bind: perPage) OFFSET \(bind: offset)"
+            let (customers, total) = try await pageAndTotal(pageQuery)
+            return (customers, total, false)
         }
-        pageQuery += window
-        let rows = try await db.raw(pageQuery).all()
+        let limit = min(perPage, Self.searchCap - offset)
+        guard limit > 0 else { return ([], nil, false) }
+        let probe = Self.searchCap + 1
+        let ofKind: SQLQueryString = customerKind.map { " AND kind = \(bind: $0.rawValue)" } ?? ""
+        let mode: SQLQueryString = "livemode = \(bind: livemode)"
+        // Each arm yields keys: the rowid on SQLite, the id on PostgreSQL.
+        var arms: [SQLQueryString] = []
+        let key = kind == .sqlite ? "rowid" : "id"
+        arms.append("SELECT \(unsafeRaw: key) AS k FROM customers WHERE \(mode) AND id = \(bind: text)\(ofKind)")
+        if kind == .postgres {
+            // Trigram indexes serve the substring, pattern indexes (byte order) the prefix.
+            let escaped = text.escapedForLike
+            for column in ["email", "name"] {
+                if text.count >= 3 {
+                    arms.append("SELECT id AS k FROM customers WHERE \(mode) AND lower(\(unsafeRaw: column)) LIKE \(bind: "%" + escaped + "%") ESCAPE '\\'\(ofKind) LIMIT \(bind: probe)")
+                } else {
+                    arms.append("SELECT id AS k FROM customers WHERE \(mode) AND lower(\(unsafeRaw: column)) LIKE \(bind: escaped + "%") ESCAPE '\\'\(ofKind) ORDER BY lower(\(unsafeRaw: column)) USING ~<~ LIMIT \(bind: probe)")
+                }
+            }
+        } else if text.count >= 3 {
+            // The match first, then its customer (CROSS JOIN keeps that order).
+            arms.append("""
+                SELECT customers.rowid AS k FROM customer_search CROSS JOIN customers ON customers.rowid = customer_search.rowid \
+                WHERE customer_search MATCH \(bind: Self.phrase(text)) AND customers.\(mode)\(ofKind) LIMIT \(bind: probe)
+                """)
+        } else {
+            let upper = text + "\u{10FFFF}"
+            for column in ["name", "email"] {
+                arms.append("""
+                    SELECT rowid AS k FROM customers WHERE \(mode) AND lower(\(unsafeRaw: column)) >= \(bind: text) \
+                    AND lower(\(unsafeRaw: column)) < \(bind: upper)\(ofKind) ORDER BY lower(\(unsafeRaw: column)) LIMIT \(bind: probe)
+                    """)
+            }
+        }
+        var pageQuery: SQLQueryString = "WITH matched AS MATERIALIZED ("
+        for (index, arm) in arms.enumerated() {
+            if index > 0 { pageQuery += " UNION " }
+            pageQuery += "SELECT k FROM ("
+            pageQuery += arm
+            pageQuery += ") AS arm\(unsafeRaw: String(index))"
+        }
+        pageQuery += ") SELECT c.*, (SELECT count(*) FROM matched) AS total FROM matched"
+        // Byte order of the lowercased name on both engines.
+        pageQuery += kind == .sqlite
+            ? " CROSS JOIN customers AS c ON c.rowid = matched.k ORDER BY lower(c.name), c.id"
+            : " JOIN customers AS c ON c.id = matched.k ORDER BY lower(c.name) COLLATE \"C\", c.id"
+        pageQuery += " LIMIT \(bind: limit) OFFSET \(bind: offset)"
+        let (customers, total) = try await pageAndTotal(pageQuery)
+        return (customers, total.map { min($0, Self.searchCap) }, (total ?? 0) > Self.searchCap)
+    }
+
+    /// At most this many matches of a typed text are counted and paged.
+    static let searchCap = 1_000
+
+    /// The rows of a page query whose every row carries the total (nil: no row).
+    private func pageAndTotal(_ query: SQLQueryString) async throws -> ([CustomerRecord], Int?) {
+        let rows = try await db.raw(query).all()
         let customers = try rows.map { try $0.decode(model: CustomerRecord.self, with: SQLCoding.rowDecoder) }
         return (customers, try rows.first?.decode(column: "total", as: Int.self))
     }

@@ -138,8 +138,8 @@ final class HomeScreen: Screen {
             }
             frame.render(ListView(items, selected: searchFocused ? nil : directory.selectedIndex, theme: theme, hitPrefix: "customer."), in: list)
         }
-        let shown = directory.filter.map { CustomerDirectory.name($0) } ?? "customer\(directory.total == 1 ? "" : "s")"
-        var pages = "\(directory.total) \(shown) \u{00B7} page \(directory.page) of \(directory.pageCount)"
+        let shown = directory.filter.map { CustomerDirectory.name($0) } ?? "customer\(directory.total == 1 && !directory.totalCapped ? "" : "s")"
+        var pages = "\(directory.totalText) \(shown) \u{00B7} page \(directory.page) of \(directory.pageCount)"
         if directory.filter != nil || directory.customers.contains(where: { $0.kind != .customer }) { pages += " \u{00B7} f: filter" }
         frame.buffer.put(pages, x: footer.x, y: footer.y, style: theme[.muted])
     }
