@@ -7,6 +7,25 @@ import Testing
 struct CalendarDaysTests {
     func date(_ text: String) -> Date { WireFormat.parseDate(text)! }
 
+    /// UTC's days are counted with integers; they agree with Foundation's Gregorian calendar.
+    @Test func utcDaysAndDatesAgreeWithTheGregorianCalendar() {
+        var generator = SystemRandomNumberGenerator()
+        let calendar = CalendarDays.calendar(.gmt)
+        let edges: [TimeInterval] = [0, -1, 86_399, 86_400, -86_400, -86_401, 951_782_400, 4_107_542_400, 1_795_348_800]
+        let randoms = (0..<5_000).map { _ in TimeInterval.random(in: -8_000_000_000...10_000_000_000, using: &generator) }
+        for seconds in edges + randoms {
+            let date = Date(timeIntervalSince1970: seconds)
+            let parts = calendar.dateComponents([.year, .month, .day], from: date)
+            let civil = CalendarDays.civil(fromDay: CalendarDays.utcDay(date))
+            #expect(civil.year == parts.year && civil.month == parts.month && civil.day == parts.day, "\(seconds)")
+            let other = Date(timeIntervalSince1970: seconds + TimeInterval.random(in: -90_000_000...90_000_000, using: &generator))
+            let expected = calendar.dateComponents([.day], from: calendar.startOfDay(for: date), to: calendar.startOfDay(for: other)).day
+            #expect(CalendarDays.between(date, other, in: .gmt) == expected, "\(seconds) → \(other.timeIntervalSince1970)")
+        }
+        #expect(CalendarDays.display(date("2028-02-29T23:59:59Z"), in: .gmt) == "Feb 29, 2028")
+        #expect(CalendarDays.display(date("2026-12-31T00:00:00Z"), in: TimeZone(identifier: "UTC")!) == "Dec 31, 2026")
+    }
+
     @Test func wholeCalendarDaysNeverNegative() {
         let utc = TimeZone.gmt
         let now = date("2026-11-22T23:30:00Z")
