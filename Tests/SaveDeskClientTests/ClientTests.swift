@@ -118,11 +118,10 @@ struct OutboxTests {
 
     @Test func twentyResponsesWaitForTheServerAndArriveExactlyOnce() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-outbox-\(UUID())")
-        // The server is down: a port that was just closed.
-        let gone = try await LocalServer.start()
-        await gone.running.stopAndHoldPort()
+        // The server is down: a port held, never listening (connections refused at once).
+        let gone = try #require(URL(string: "http://127.0.0.1:\(HeldPorts.holdFreshPort())"))
         let outbox = try Outbox(directory: directory)
-        let offline = SaveDeskClient(serverURL: gone.url, key: LocalServer.appKey, timeout: .seconds(2), outbox: outbox)
+        let offline = SaveDeskClient(serverURL: gone, key: LocalServer.appKey, timeout: .seconds(2), outbox: outbox)
         for index in 0..<20 { offline.submitCancelFlowResponse(Self.response(index)) }
         #expect(outbox.pending().count == 20, "written before submit returned")
         // submit started a delivery pass in the background; wait (bounded) until a pass has failed.

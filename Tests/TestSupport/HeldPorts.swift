@@ -30,6 +30,19 @@ public enum HeldPorts {
         }
     }
 
+    /// A loopback port bound now and held, never listening: a server that is down, with no
+    /// moment in which another test's server could be given the port (stopping a server and then
+    /// holding its port leaves one).
+    public static func holdFreshPort() -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0, let port = Loopback.bind(descriptor, port: 0) else {
+            if descriptor >= 0 { close(descriptor) }
+            return 0
+        }
+        held.withLock { $0[port] = descriptor }
+        return port
+    }
+
     /// Lets the port go (the test starts its server on it again).
     public static func release(_ port: Int) {
         held.withLock { held in
