@@ -46,6 +46,26 @@ struct Harness {
         return Harness(running: running, directory: directory, app: app)
     }
 
+    /// Writes generated customers straight into the server's database, one per name.
+    nonisolated func addCustomers(named names: [String]) async throws {
+        let store = try await Store.open(path: directory.appendingPathComponent("savedesk.sqlite").path,
+                                         logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        do {
+            try await store.transaction(key: "test") { data in
+                for (index, name) in names.enumerated() {
+                    try await data.customers.insert(CustomerRecord(
+                        id: "cus_many_\(index)", name: name, email: "n\(index)@many.example", country: nil,
+                        createdAt: 1_700_000_000, cardFailing: false, kind: .generated
+                    ))
+                }
+            }
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
+    }
+
     func stop() async {
         app.model.shutdown()
         await running.stopAndHoldPort()

@@ -38,6 +38,16 @@ struct ScreenSnapshotTests {
         #expect(h.text().contains("202 generated customers \u{00B7} page 1 of 11"))
     }
 
+    /// A search that matches more than the server counts: the footer says "1000+".
+    @Test func aSearchPastTheCapSaysSoInTheFooter() async throws {
+        let h = try await Harness.start()
+        defer { Task { await h.stop() } }
+        try await h.addCustomers(named: (0..<1_050).map { "Ava Okafor \($0)" })
+        await h.type("okafor")
+        try Snapshot.check(h, "home-capped")
+        #expect(h.text().contains("1000+ customers \u{00B7} page 1 of"), "\(h.text())")
+    }
+
     @Test func customerOverviews() async throws {
         let h = try await Harness.start()
         defer { Task { await h.stop() } }
