@@ -61,9 +61,7 @@ extension StripeBilling {
                 // The switch-and-save discount runs for as long as the subscription does (as on the ledger).
                 form.add("discounts[0][coupon]", try await Self.coupon(percent: record.discountPercent, duration: .forever, client: client))
             }
-            form.add("metadata[savedesk_customer_id]", customer.id)
-            form.add("metadata[savedesk_checkout_id]", record.id)
-            if let trial = record.trialType { form.add("metadata[savedesk_trial_type]", trial) }
+            Self.addMetadata(of: record, customer: customer, to: &form, under: "metadata")
             form.add("expand[0]", "latest_invoice.confirmation_secret")
             form.add("expand[1]", "pending_setup_intent")
             let started: Started = try await client.post("/v1/subscriptions", form, idempotencyKey: "savedesk_checkout_" + record.id)
@@ -74,6 +72,14 @@ extension StripeBilling {
         } catch let failure as StripeClient.Failure {
             throw Self.answer(failure)
         }
+    }
+
+    /// The metadata that links a Stripe subscription to SaveDesk's customer and checkout (what
+    /// the webhook reads), under `key` ("metadata", or a Checkout Session's "subscription_data[metadata]").
+    private static func addMetadata(of record: CheckoutRecord, customer: CustomerRecord, to form: inout StripeClient.Form, under key: String) {
+        form.add("\(key)[savedesk_customer_id]", customer.id)
+        form.add("\(key)[savedesk_checkout_id]", record.id)
+        if let trial = record.trialType { form.add("\(key)[savedesk_trial_type]", trial) }
     }
 
     /// A browser checkout (the Safari flows) on Stripe: a Checkout Session in subscription mode,
@@ -99,9 +105,7 @@ extension StripeBilling {
             if record.discountPercent > 0 {
                 form.add("discounts[0][coupon]", try await Self.coupon(percent: record.discountPercent, duration: .forever, client: client))
             }
-            form.add("subscription_data[metadata][savedesk_customer_id]", customer.id)
-            form.add("subscription_data[metadata][savedesk_checkout_id]", record.id)
-            if let trial = record.trialType { form.add("subscription_data[metadata][savedesk_trial_type]", trial) }
+            Self.addMetadata(of: record, customer: customer, to: &form, under: "subscription_data[metadata]")
             form.add("success_url", "\(base)/checkout/callback?transaction_id=\(record.id)&product_id=\(record.productId)")
             form.add("cancel_url", "\(base)/checkout/\(record.id)")
             let session: Session = try await client.post("/v1/checkout/sessions", form, idempotencyKey: "savedesk_checkout_session_" + record.id)
