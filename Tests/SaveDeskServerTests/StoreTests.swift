@@ -1,8 +1,10 @@
 import Foundation
 import Logging
+import NIOCore
 import SQLKit
 import Synchronization
 import Testing
+import TestSupport
 
 @testable import SaveDeskServer
 
@@ -108,6 +110,46 @@ struct StoreTests {
         }
         #expect(failed == 0)
         await reopened.close()
+    }
+
+    /// Other stores on the same file (a command run beside the server; in tests, a helper that
+    /// writes into a running server's database) wait for the write lock by sleeping on the
+    /// thread that runs their statement. More of them than the process's shared threads must
+    /// not stop the store that holds the lock from finishing its transaction: seen in CI as
+    /// two tests failing together with "database is locked" after SQLite's 5 s busy timeout.
+    @Test func writersWaitingForTheLockDoNotHoldUpTheOneThatHasIt() async throws {
+        let holder = try await Self.open()
+        let path = try #require({ if case .sqlite(let path) = holder.location { path } else { nil } }())
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        var others: [Store] = []
+        for _ in 0...NIOSingletons.blockingPoolThreadCountSuggestion { others.append(try await Store.open(path: path, logger: logger)) }
+        let (inside, entered) = AsyncStream<Void>.makeStream()
+        let (waiting, started) = AsyncStream<Void>.makeStream()
+        let holding = Task {
+            try await holder.sqlTransaction { db in
+                try await db.raw("INSERT INTO scratch (n) VALUES (1)").run()
+                entered.yield()
+                for await _ in waiting { break }
+                // The others are asleep in SQLite's busy wait by now (their first statement
+                // was sent well before): this statement needs a thread too.
+                try await Task.sleep(for: .milliseconds(300))
+                try await db.raw("INSERT INTO scratch (n) VALUES (2)").run()
+            }
+        }
+        for await _ in inside { break }
+        let waiters = others.map { other in
+            Task { try await other.sqlTransaction { db in try await db.raw("INSERT INTO scratch (n) VALUES (3)").run() } }
+        }
+        started.yield()
+        let held = await Result.of { try await holding.value }
+        var waited: [Result<Void, any Error>] = []
+        for waiter in waiters { waited.append(await Result.of { try await waiter.value }) }
+        let count = await Result.of { try await Self.count(holder) }
+        for other in others { await other.close() }
+        await holder.close()
+        try held.get()
+        for result in waited { try result.get() }
+        #expect(try count.get() == 2 + others.count)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import SQLKit
 import SQLiteKit
 import Synchronization
@@ -17,6 +18,11 @@ import Synchronization
 /// change, its audit row and its idempotency record are durable together or not at all.
 final class SQLiteEngine: StoreEngine {
     private let writer: SQLiteConnection
+    /// The writer's own thread. SQLite waits for another connection's write lock (its busy
+    /// timeout) by sleeping on the thread that runs the statement; on the process's shared pool
+    /// (one thread per core) such waits could take every thread, and the connection that holds
+    /// the lock could then not run the statements that would release it.
+    private let writerThread: NIOThreadPool
     private let gate = SerialGate()
     private let readers: ReaderPool
     /// The writer's open group transaction: the members waiting for its COMMIT. Touched only by
@@ -37,8 +43,9 @@ final class SQLiteEngine: StoreEngine {
         var savepoints = 0
     }
 
-    private init(writer: SQLiteConnection, readers: [SQLiteConnection], logger: Logger) {
+    private init(writer: SQLiteConnection, writerThread: NIOThreadPool, readers: [SQLiteConnection], logger: Logger) {
         self.writer = writer
+        self.writerThread = writerThread
         self.readers = ReaderPool(readers)
         self.logger = logger
     }
@@ -51,10 +58,12 @@ final class SQLiteEngine: StoreEngine {
     static func open(path: String, durability: Store.Durability, logger: Logger) async throws -> SQLiteEngine {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        func connect() async throws -> SQLiteConnection {
+        func connect(on thread: NIOThreadPool = .singleton) async throws -> SQLiteConnection {
             let connection: SQLiteConnection
             do {
-                connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+                connection = try await SQLiteConnection.open(
+                    storage: .file(path: path), threadPool: thread, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any()
+                )
             } catch {
                 throw SaveDeskError(status: 500, code: "database_unavailable", "cannot open the database at \(path): \(error)")
             }
@@ -64,18 +73,29 @@ final class SQLiteEngine: StoreEngine {
             _ = try await db.raw(SQLQueryString("PRAGMA mmap_size=\(unsafeRaw: String(mmapBytes))")).all()
             return connection
         }
-        let writer = try await connect()
-        let db = writer.sql(queryLogLevel: nil)
-        _ = try await db.raw("PRAGMA journal_mode=WAL").all()
-        try await db.raw("PRAGMA foreign_keys=ON").run()
-        try await db.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: durability.rawValue)")).run()
-        var readers: [SQLiteConnection] = []
-        for _ in 0..<readerCount {
-            let reader = try await connect()
-            try await reader.sql(queryLogLevel: nil).raw("PRAGMA query_only=ON").run()
-            readers.append(reader)
+        let writerThread = NIOThreadPool(numberOfThreads: 1)
+        writerThread.start()
+        var opened: [SQLiteConnection] = []
+        do {
+            let writer = try await connect(on: writerThread)
+            opened.append(writer)
+            let db = writer.sql(queryLogLevel: nil)
+            _ = try await db.raw("PRAGMA journal_mode=WAL").all()
+            try await db.raw("PRAGMA foreign_keys=ON").run()
+            try await db.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: durability.rawValue)")).run()
+            var readers: [SQLiteConnection] = []
+            for _ in 0..<readerCount {
+                let reader = try await connect()
+                opened.append(reader)
+                try await reader.sql(queryLogLevel: nil).raw("PRAGMA query_only=ON").run()
+                readers.append(reader)
+            }
+            return SQLiteEngine(writer: writer, writerThread: writerThread, readers: readers, logger: logger)
+        } catch {
+            for connection in opened { try? await connection.close() }
+            try? await writerThread.shutdownGracefully()
+            throw error
         }
-        return SQLiteEngine(writer: writer, readers: readers, logger: logger)
     }
 
     func close() async {
@@ -83,6 +103,7 @@ final class SQLiteEngine: StoreEngine {
         try? await commitGroup()
         await readers.close()
         try? await writer.close()
+        try? await writerThread.shutdownGracefully()
         await gate.release()
     }
 
