@@ -137,10 +137,13 @@ struct SQLCustomerRepository: CustomerRepository {
         let probe = Self.searchCap + 1
         let ofKind: SQLQueryString = customerKind.map { " AND kind = \(bind: $0.rawValue)" } ?? ""
         let mode: SQLQueryString = "livemode = \(bind: livemode)"
-        // Each arm yields keys: the rowid on SQLite, the id on PostgreSQL.
+        // Each arm yields keys (the rowid on SQLite, the id on PostgreSQL) and, where its index
+        // holds them, the page's order too (SQLite's prefixes: `sorted`).
         var arms: [SQLQueryString] = []
+        let sorted = kind == .sqlite && text.count < 3
         let key = kind == .sqlite ? "rowid" : "id"
-        arms.append("SELECT \(unsafeRaw: key) AS k FROM customers WHERE \(mode) AND id = \(bind: text)\(ofKind)")
+        let yields = sorted ? "rowid AS k, lower(name) AS s, id AS i" : "\(key) AS k"
+        arms.append("SELECT \(unsafeRaw: yields) FROM customers WHERE \(mode) AND id = \(bind: text)\(ofKind)")
         if kind == .postgres {
             // Trigram indexes serve the substring, pattern indexes (byte order) the prefix.
             let escaped = text.escapedForLike
@@ -151,34 +154,40 @@ struct SQLCustomerRepository: CustomerRepository {
                     arms.append("SELECT id AS k FROM customers WHERE \(mode) AND lower(\(unsafeRaw: column)) LIKE \(bind: escaped + "%") ESCAPE '\\'\(ofKind) ORDER BY lower(\(unsafeRaw: column)) USING ~<~ LIMIT \(bind: probe)")
                 }
             }
-        } else if text.count >= 3 {
+        } else if !sorted {
             // The match first, then its customer (CROSS JOIN keeps that order).
             arms.append("""
                 SELECT customers.rowid AS k FROM customer_search CROSS JOIN customers ON customers.rowid = customer_search.rowid \
                 WHERE customer_search MATCH \(bind: Self.phrase(text)) AND customers.\(mode)\(ofKind) LIMIT \(bind: probe)
                 """)
         } else {
+            // Each prefix index holds the name and id after its column: no row is read to sort.
             let upper = text + "\u{10FFFF}"
-            for column in ["name", "email"] {
+            for (column, order) in [("name", "lower(name), id"), ("email", "lower(email), lower(name), id")] {
                 arms.append("""
-                    SELECT rowid AS k FROM customers WHERE \(mode) AND lower(\(unsafeRaw: column)) >= \(bind: text) \
-                    AND lower(\(unsafeRaw: column)) < \(bind: upper)\(ofKind) ORDER BY lower(\(unsafeRaw: column)) LIMIT \(bind: probe)
+                    SELECT \(unsafeRaw: yields) FROM customers WHERE \(mode) AND lower(\(unsafeRaw: column)) >= \(bind: text) \
+                    AND lower(\(unsafeRaw: column)) < \(bind: upper)\(ofKind) ORDER BY \(unsafeRaw: order) LIMIT \(bind: probe)
                     """)
             }
         }
         var pageQuery: SQLQueryString = "WITH matched AS MATERIALIZED ("
         for (index, arm) in arms.enumerated() {
             if index > 0 { pageQuery += " UNION " }
-            pageQuery += "SELECT k FROM ("
+            pageQuery += sorted ? "SELECT k, s, i FROM (" : "SELECT k FROM ("
             pageQuery += arm
             pageQuery += ") AS arm\(unsafeRaw: String(index))"
         }
-        pageQuery += ") SELECT c.*, (SELECT count(*) FROM matched) AS total FROM matched"
+        pageQuery += ") SELECT c.*, (SELECT count(*) FROM matched) AS total FROM "
         // Byte order of the lowercased name on both engines.
-        pageQuery += kind == .sqlite
-            ? " CROSS JOIN customers AS c ON c.rowid = matched.k ORDER BY lower(c.name), c.id"
-            : " JOIN customers AS c ON c.id = matched.k ORDER BY lower(c.name) COLLATE \"C\", c.id"
-        pageQuery += " LIMIT \(bind: limit) OFFSET \(bind: offset)"
+        if sorted {
+            pageQuery += "(SELECT k, s, i FROM matched ORDER BY s, i LIMIT \(bind: limit) OFFSET \(bind: offset)) AS p"
+            pageQuery += " CROSS JOIN customers AS c ON c.rowid = p.k ORDER BY p.s, p.i"
+        } else {
+            pageQuery += kind == .sqlite
+                ? "matched CROSS JOIN customers AS c ON c.rowid = matched.k ORDER BY lower(c.name), c.id"
+                : "matched JOIN customers AS c ON c.id = matched.k ORDER BY lower(c.name) COLLATE \"C\", c.id"
+            pageQuery += " LIMIT \(bind: limit) OFFSET \(bind: offset)"
+        }
         let (customers, total) = try await pageAndTotal(pageQuery)
         return (customers, total.map { min($0, Self.searchCap) }, (total ?? 0) > Self.searchCap)
     }

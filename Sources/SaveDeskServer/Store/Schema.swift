@@ -11,6 +11,7 @@ enum Schema {
             (5, kind == .sqlite ? sqliteSearch : postgresSearch), (6, rollups(flag: flag)), (7, unrolled(flag: flag)),
             (8, modes(flag: flag, no: no)), (9, kinds), (10, identities(flag: flag)), (11, events(kind: kind, flag: flag)),
             (12, retentionRequests(flag: flag)), (13, hourlyRollups(flag: flag)), (14, stripe(flag: flag)),
+            (15, kind == .sqlite ? sqliteSortedPrefixes : []),
         ]
     }
 
@@ -436,6 +437,15 @@ enum Schema {
         "CREATE INDEX customers_listing ON customers (livemode, name, id)",
         "CREATE INDEX customers_name_lower ON customers (livemode, lower(name))",
         "CREATE INDEX customers_email_lower ON customers (livemode, lower(email))",
+    ]
+
+    // SQLite: the prefix indexes also hold the order of a page (the lowercased name, then the
+    // id), so a one- or two-character search sorts its matches without reading their rows.
+    private static let sqliteSortedPrefixes: [String] = [
+        "DROP INDEX customers_name_lower",
+        "CREATE INDEX customers_name_lower ON customers (livemode, lower(name), id)",
+        "DROP INDEX customers_email_lower",
+        "CREATE INDEX customers_email_lower ON customers (livemode, lower(email), lower(name), id)",
     ]
 
     // On PostgreSQL: trigram indexes (pg_trgm) over the lowercased email and name serve a
