@@ -184,6 +184,10 @@ if largeSearchCount > 0 {
     let largeDatabase = directory.appendingPathComponent("bench-search-large.sqlite").path
     _ = try await DemoSeed.apply(file: seedPath, config: config, databasePath: largeDatabase)
     try await SearchBench.generate(count: largeSearchCount, databasePath: largeDatabase)
+    // And, as the import ends, the search index merged.
+    let loaded = try await Store.open(path: largeDatabase, logger: Logger(label: "bench"))
+    try await loaded.compactSearchIndex()
+    await loaded.close()
     let label = largeSearchCount >= 1_000_000 ? "\(largeSearchCount / 1_000_000)M" : "\(largeSearchCount / 1000)k"
     searchServers.append((label, try await SaveDeskBackend.start(config: config, databasePath: largeDatabase).baseURL))
 }

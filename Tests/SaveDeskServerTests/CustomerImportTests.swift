@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import SaveDeskAPI
 import Testing
 import TestSupport
@@ -51,6 +52,32 @@ struct CustomerImportTests {
         let status = try await AppStoreLinkingTests().notify(server, "DID_RENEW", AppStoreSyncTests().transaction("2000000999000004"))
         #expect(status == "applied")
         #expect(try await server.app.getEntitlements(query: .init(userId: "imp-4")).ok.body.json.entitlements.count == 1)
+    }
+
+    /// Each batch's transaction adds a segment to SQLite's search index; the import ends with
+    /// them merged into one, so a search after it reads one b-tree per trigram.
+    @Test(.disabled(if: TestDatabase.isPostgres, "SQLite's FTS5 index"))
+    func anImportLeavesTheSearchIndexInOnePiece() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-import-\(UUID())")
+        let database = directory.appendingPathComponent("savedesk.sqlite").path
+        let count = CustomerImport.batchSize * 2 + 500
+        var text = "id,mode,name,email\n"
+        for index in 0..<count { text += "imp-\(index),test,Row \(index) Lindqvist,row\(index)@import.example\n" }
+        let report = try await CustomerImport.run(file: try Self.file("many.csv", text), databasePath: database)
+        #expect(report.created == count, "\(report.problems)")
+        let store = try await Store.open(path: database, logger: .init(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let found = await Result.of {
+            let segments = try await store.sqlRead { db in
+                try await db.raw("SELECT count(DISTINCT segid) AS n FROM customer_search_idx").first()?.decode(column: "n", as: Int.self)
+            }
+            let first = try await store.read { try await $0.customers.search("row0@import", kind: nil, livemode: false, page: 1, perPage: 5) }
+            let last = try await store.read { try await $0.customers.search("row \(count - 1) lind", kind: nil, livemode: false, page: 1, perPage: 5) }
+            return (segments, first.customers.map(\.id), last.customers.map(\.id))
+        }
+        await store.close()
+        let (segments, first, last) = try found.get()
+        #expect(segments == 1)
+        #expect(first == ["imp-0"] && last == ["imp-\(count - 1)"])
     }
 
     @Test(arguments: [

@@ -10,8 +10,9 @@ import RetentionDomain
 /// The whole file is checked first (every field by `CustomerFields`; ids and tokens unique in the
 /// file; no id of the other mode's data, no token another customer holds): any problem is
 /// reported (line, field, why) and nothing is written. Then rows are written in batches of
-/// `batchSize`, each batch one transaction, each customer written audited as `import`. `dryRun`
-/// checks and counts what would change without writing.
+/// `batchSize`, each batch one transaction, each customer written audited as `import`, and the
+/// search index is compacted (`Store.compactSearchIndex`). `dryRun` checks and counts what would
+/// change without writing.
 public enum CustomerImport {
     public struct Problem: Sendable, CustomStringConvertible {
         public var line: Int
@@ -134,6 +135,7 @@ public enum CustomerImport {
             }
         }
         try await flush()
+        if !dryRun, report.created + report.updated > 0 { try await store.compactSearchIndex() }
         progress?(Progress(phase: .writing, bytesRead: total, totalBytes: total, rows: written))
         return report
     }
