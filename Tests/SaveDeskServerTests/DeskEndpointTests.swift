@@ -97,6 +97,48 @@ struct DeskEndpointTests {
         #expect(stories.totalCapped == false && stories.customers.allSatisfy { $0.kind == .story } && !stories.customers.isEmpty)
     }
 
+    /// A one- or two-character text below the cap: matches by name, by email or both, each
+    /// once, every page exactly the slice of all of them sorted by name (then id), however deep.
+    @Test func aPrefixSearchPagesEveryMatchOnceInNameOrder() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        // Some match "xq" by name and email, some by email only, some by name only (a fifth of them
+        // in capitals), some not at all.
+        var made: [(id: String, name: String, email: String)] = []
+        for index in 0..<1_000 {
+            let name = index % 10 < 7 ? "Xq\(index * 7919 % 1_000) Lind" : "Zed \(index)"
+            let email = index % 4 == 0 || index % 10 >= 7 ? "xq\(index)@prefix.example" : "other\(index)@prefix.example"
+            made.append(("cus_prefix_\(index)", index % 5 == 4 ? name.uppercased() : name, index % 20 == 19 ? "no\(index)@prefix.example" : email))
+        }
+        made.append(("xq", "Mona Id", "mona@id.example"))  // found by its id only
+        try await server.withStore { store in
+            try await store.transaction(key: "test") { data in
+                for customer in made {
+                    try await data.customers.insert(CustomerRecord(
+                        id: customer.id, name: customer.name, email: customer.email, country: nil,
+                        createdAt: 1_700_000_000, cardFailing: false, kind: .generated
+                    ))
+                }
+            }
+        }
+        for text in ["xq", "x"] {
+            let expected = made.filter { $0.id == text || $0.name.lowercased().hasPrefix(text) || $0.email.hasPrefix(text) }
+                .sorted { one, other in
+                    let (a, b) = (one.name.lowercased(), other.name.lowercased())
+                    return a == b ? one.id.utf8.lexicographicallyPrecedes(other.id.utf8) : a.utf8.lexicographicallyPrecedes(b.utf8)
+                }.map(\.id)
+            #expect(expected.count > 600 && expected.count < 1_000)
+            let pages = (expected.count + 14) / 15
+            for page in [1, 2, pages / 2, pages - 1, pages] {
+                let found = try await server.desk.searchCustomers(query: .init(query: page == 2 ? text.uppercased() : text, page: page, perPage: 15)).ok.body.json
+                #expect(found.total == expected.count && found.totalCapped == false)
+                #expect(found.customers.map(\.id) == Array(expected[((page - 1) * 15)..<min(page * 15, expected.count)]), "\(text), page \(page)")
+            }
+            let past = try await server.desk.searchCustomers(query: .init(query: text, page: pages + 1, perPage: 15)).ok.body.json
+            #expect(past.customers.isEmpty && past.total == expected.count)
+        }
+    }
+
     @Test func detailShowsEveryLifecycleRow() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }

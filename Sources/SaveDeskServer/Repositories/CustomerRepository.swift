@@ -170,19 +170,39 @@ struct SQLCustomerRepository: CustomerRepository {
                     """)
             }
         }
-        var pageQuery: SQLQueryString = "WITH matched AS MATERIALIZED ("
-        for (index, arm) in arms.enumerated() {
-            if index > 0 { pageQuery += " UNION " }
-            pageQuery += sorted ? "SELECT k, s, i FROM (" : "SELECT k FROM ("
-            pageQuery += arm
-            pageQuery += ") AS arm\(unsafeRaw: String(index))"
-        }
-        pageQuery += ") SELECT c.*, (SELECT count(*) FROM matched) AS total FROM "
-        // Byte order of the lowercased name on both engines.
+        var pageQuery: SQLQueryString
         if sorted {
-            pageQuery += "(SELECT k, s, i FROM matched ORDER BY s, i LIMIT \(bind: limit) OFFSET \(bind: offset)) AS p"
+            // Each arm kept apart: the page is the first of each arm's first `offset + limit` by
+            // name, and the union (its duplicates removed) is counted only when no arm reached
+            // the cap: sorting and deduplicating a thousand keys was half of a prefix's cost.
+            pageQuery = "WITH "
+            for (index, arm) in arms.enumerated() {
+                pageQuery += index > 0 ? ", arm\(unsafeRaw: String(index)) AS MATERIALIZED (" : "arm0 AS MATERIALIZED ("
+                pageQuery += arm
+                pageQuery += ")"
+            }
+            let others = 1..<arms.count
+            pageQuery += " SELECT c.*, CASE WHEN "
+            pageQuery += others.map { "(SELECT count(*) FROM arm\(unsafeRaw: String($0))) > \(bind: Self.searchCap)" as SQLQueryString }
+                .joined(separator: " OR ")
+            pageQuery += " THEN \(bind: probe) ELSE (SELECT count(*) FROM (SELECT k FROM arm0"
+            for index in others { pageQuery += " UNION SELECT k FROM arm\(unsafeRaw: String(index))" }
+            pageQuery += ")) END AS total FROM (SELECT k, s, i FROM arm0"
+            for index in others {
+                pageQuery += " UNION SELECT * FROM (SELECT k, s, i FROM arm\(unsafeRaw: String(index)) ORDER BY s, i LIMIT \(bind: offset + limit))"
+            }
+            pageQuery += " ORDER BY s, i LIMIT \(bind: limit) OFFSET \(bind: offset)) AS p"
             pageQuery += " CROSS JOIN customers AS c ON c.rowid = p.k ORDER BY p.s, p.i"
         } else {
+            pageQuery = "WITH matched AS MATERIALIZED ("
+            for (index, arm) in arms.enumerated() {
+                if index > 0 { pageQuery += " UNION " }
+                pageQuery += "SELECT k FROM ("
+                pageQuery += arm
+                pageQuery += ") AS arm\(unsafeRaw: String(index))"
+            }
+            // Byte order of the lowercased name on both engines.
+            pageQuery += ") SELECT c.*, (SELECT count(*) FROM matched) AS total FROM "
             pageQuery += kind == .sqlite
                 ? "matched CROSS JOIN customers AS c ON c.rowid = matched.k ORDER BY lower(c.name), c.id"
                 : "matched JOIN customers AS c ON c.id = matched.k ORDER BY lower(c.name) COLLATE \"C\", c.id"
