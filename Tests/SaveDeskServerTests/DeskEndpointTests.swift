@@ -139,6 +139,76 @@ struct DeskEndpointTests {
         }
     }
 
+    /// A long text is found through its rarest part and checked whole on each customer: every
+    /// match found, in name order, and nothing else; case aside; when the part finds more than
+    /// its bound (here: the other mode's customers first), the whole phrase still finds them all.
+    @Test func aLongTextFindsExactlyItsMatches() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        var made: [CustomerRecord] = []
+        func customer(_ id: String, _ name: String, _ email: String, livemode: Bool = false) {
+            made.append(CustomerRecord(id: id, name: name, email: email, country: nil, createdAt: 1_700_000_000, cardFailing: false,
+                                       livemode: livemode, kind: .generated))
+        }
+        for index in 0..<300 { customer("cus_pad_\(index)", "Filler \(index)", "filler\(index)@pad.example") }
+        // 2,100 share "qzxwvut late", the first 2,050 of them live: more than a part may find.
+        for index in 0..<2_100 { customer("cus_late_\(index)", "Qzxwvut Late \(index)", "late\(index)@shared.example", livemode: index < 2_050) }
+        for index in 0..<1_500 {
+            let email = "member\(index)@sharedmail.example"
+            customer("cus_member_\(index)", "Member \(index)", index % 7 == 0 ? email.uppercased() : email)
+        }
+        try await server.withStore { store in
+            try await store.transaction(key: "test") { data in
+                for record in made { try await data.customers.insert(record) }
+            }
+        }
+        let all = try await server.desk.searchCustomers(query: .init(query: "", perPage: 1)).ok.body.json.total
+        for text in ["member1234@sharedmail", "234@sharedmail.exa", "MEMBER14@SHAREDMAIL", "qzxwvut late", "qzxwvut late 2099",
+                     "er12@sharedmail", "member1234@sharedmail.nope", "@sharedmail.example", "nowhere-to-be-found", "filler29"] {
+            let lowered = text.lowercased()
+            let expected = made.filter { !$0.livemode && ($0.name.lowercased().contains(lowered) || $0.email.lowercased().contains(lowered)) }
+                .sorted { one, other in
+                    let (a, b) = (one.name.lowercased(), other.name.lowercased())
+                    return a == b ? one.id.utf8.lexicographicallyPrecedes(other.id.utf8) : a.utf8.lexicographicallyPrecedes(b.utf8)
+                }.map(\.id)
+            var found: [String] = []
+            var page = 1
+            while true {
+                let result = try await server.desk.searchCustomers(query: .init(query: text, page: page, perPage: 100)).ok.body.json
+                #expect(result.total == min(expected.count, 1_000) && result.totalCapped == (expected.count > 1_000), "\(text): \(result.total)")
+                if result.customers.isEmpty { break }
+                found += result.customers.map(\.id)
+                page += 1
+            }
+            if expected.count <= 1_000 {
+                #expect(found == expected, "\(text): \(found.count) found, \(expected.count) expected")
+            } else {
+                #expect(found.count == 1_000 && Set(found).isSubset(of: expected) && found == found.sorted { one, other in
+                    expected.firstIndex(of: one)! < expected.firstIndex(of: other)!
+                }, "\(text): a thousand of them, in order")
+            }
+        }
+        #expect(all > 1_800)
+    }
+
+    /// The part of a long text searched first: the run of four trigrams expected to find the
+    /// fewest customers, or none when even that one is common.
+    @Test func theRarePartIsTheRunOfTrigramsFewestHold() {
+        let million = 1_000_000.0
+        var counts: [String: Double] = [:]
+        for trigram in SQLCustomerRepository.trigrams(of: "customer4242@bench") { counts[trigram] = million }
+        for (trigram, count) in ["r42": 11_111.0, "424": 40_000, "242": 40_000, "42@": 10_000, "er4": 111_111, "2@b": 100_000] {
+            counts[trigram] = count
+        }
+        #expect(SQLCustomerRepository.rarePart(of: "customer4242@bench", counts: counts, customers: million) == "r4242@")
+        // A trigram no customer holds: its run finds nobody.
+        counts["zzz"] = 0
+        #expect(SQLCustomerRepository.rarePart(of: "customerzzz@bench", counts: counts, customers: million)?.contains("zzz") == true)
+        // Every trigram common: the whole phrase.
+        #expect(SQLCustomerRepository.rarePart(of: "customer@bench", counts: counts, customers: million) == nil)
+        #expect(SQLCustomerRepository.trigrams(of: "abcde") == ["abc", "bcd", "cde"])
+    }
+
     @Test func detailShowsEveryLifecycleRow() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }

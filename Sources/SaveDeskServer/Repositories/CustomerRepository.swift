@@ -1,3 +1,4 @@
+import Foundation
 import RetentionDomain
 import SQLKit
 import Synchronization
@@ -112,7 +113,8 @@ struct SQLCustomerRepository: CustomerRepository {
     /// first by name, a substring the first its index yields), so no text costs more than that
     /// however many customers match: when more than `searchCap` match, the pages hold the first
     /// `searchCap` of those sorted by name and `capped` says the total is a floor. One query for the
-    /// page and its total; every part reads an index (the per-mode count for an empty text).
+    /// page and its total; every part reads an index (the per-mode count for an empty text). On
+    /// SQLite a long text first asks which of its parts is rarest (see `rarePart(of:)`).
     func search(
         _ text: String, kind customerKind: CustomerRecord.Kind?, livemode: Bool, page: Int, perPage: Int
     ) async throws -> (customers: [CustomerRecord], total: Int?, capped: Bool) {
@@ -154,6 +156,21 @@ struct SQLCustomerRepository: CustomerRepository {
                     arms.append("SELECT id AS k FROM customers WHERE \(mode) AND lower(\(unsafeRaw: column)) LIKE \(bind: escaped + "%") ESCAPE '\\'\(ofKind) ORDER BY lower(\(unsafeRaw: column)) USING ~<~ LIMIT \(bind: probe)")
                 }
             }
+        } else if !sorted, let part = try await rarePart(of: text) {
+            // The customers holding the text's rarest part (at most `rarePartBound` of them), the
+            // whole text then checked on each; past the bound, the whole text's phrase (the CASE
+            // leaves FTS5 an empty phrase, which matches nothing, in the arm not taken).
+            let overflow: SQLQueryString = "(SELECT count(*) FROM part) > \(bind: Self.rarePartBound)"
+            arms.append("""
+                WITH part AS MATERIALIZED (SELECT rowid AS r FROM customer_search WHERE customer_search MATCH \(bind: Self.phrase(part)) \
+                LIMIT \(bind: Self.rarePartBound + 1)) \
+                SELECT * FROM (SELECT customers.rowid AS k FROM part CROSS JOIN customers ON customers.rowid = part.r \
+                WHERE NOT \(overflow) AND (instr(lower(customers.email), \(bind: text)) > 0 OR instr(lower(customers.name), \(bind: text)) > 0) \
+                AND customers.\(mode)\(ofKind) LIMIT \(bind: probe)) \
+                UNION ALL SELECT * FROM (SELECT customers.rowid AS k FROM customer_search CROSS JOIN customers ON customers.rowid = customer_search.rowid \
+                WHERE customer_search MATCH CASE WHEN \(overflow) THEN \(bind: Self.phrase(text)) ELSE '""' END \
+                AND customers.\(mode)\(ofKind) LIMIT \(bind: probe))
+                """)
         } else if !sorted {
             // The match first, then its customer (CROSS JOIN keeps that order).
             arms.append("""
@@ -214,6 +231,85 @@ struct SQLCustomerRepository: CustomerRepository {
 
     /// At most this many matches of a typed text are counted and paged.
     static let searchCap = 1_000
+
+    // MARK: The rare part of a long text (SQLite)
+    //
+    // FTS5 matches a phrase by stepping every one of its trigrams' lists in turn, and a trigram
+    // most customers hold ("cus", "@gm") has a list as long as the table: a million-customer
+    // search for "customer4242@bench" read ten such lists (0.44 ms), "4242@bench" 11 ms. A long
+    // text is found instead through its rarest run of four trigrams (six characters, "r4242@":
+    // 0.05 ms), the whole text checked on each customer that part finds. Which run is rarest is
+    // estimated from each trigram's first 64 entries (`trigramCounts`); an estimate only chooses
+    // the way, never the answer: a part that finds more than `rarePartBound` customers gives way
+    // to the whole phrase in the same query.
+
+    /// Trigrams in the part searched first.
+    static let rarePartTrigrams = 4
+    /// Texts this long or longer (in ASCII characters) look for a rare part; shorter ones are their
+    /// own part. Longer than `rarePartLongest`: the whole phrase (no typed search is that long).
+    static let rarePartShortest = rarePartTrigrams + 3
+    static let rarePartLongest = 64
+    /// A part estimated to find more customers than this is not used.
+    static let rarePartExpected = 500.0
+    /// A part that finds more customers than this gives way to the whole phrase.
+    static let rarePartBound = 2_000
+    /// Entries read from each trigram's list to estimate its length.
+    static let trigramSample = 64
+
+    /// The part of `text` to search first, or nil for the whole phrase: an ASCII text (SQLite's
+    /// `lower` and `instr`, which check the whole text, are the FTS5 folding only for ASCII) of
+    /// `rarePartShortest` to `rarePartLongest` characters whose rarest part is rare enough.
+    private func rarePart(of text: String) async throws -> String? {
+        guard kind == .sqlite, (Self.rarePartShortest...Self.rarePartLongest).contains(text.unicodeScalars.count),
+              text.unicodeScalars.allSatisfy({ (0x20..<0x7F).contains($0.value) }) else { return nil }
+        let (counts, customers) = try await trigramCounts(Set(Self.trigrams(of: text)))
+        return Self.rarePart(of: text, counts: counts, customers: customers)
+    }
+
+    /// The text's trigrams in order (ASCII text: one character, one byte).
+    static func trigrams(of text: String) -> [String] {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 3 else { return [] }
+        return (0...(bytes.count - 3)).map { String(decoding: bytes[$0..<($0 + 3)], as: UTF8.self) }
+    }
+
+    /// Of the runs of `rarePartTrigrams` trigrams of `text`, the one expected to find the fewest
+    /// customers (the customers times the product of each trigram's share: as if independent), as
+    /// text; nil when even that one is expected to find more than `rarePartExpected`.
+    static func rarePart(of text: String, counts: [String: Double], customers: Double) -> String? {
+        let trigrams = trigrams(of: text)
+        guard trigrams.count >= rarePartTrigrams, customers > 0 else { return nil }
+        let logShare = trigrams.map { log(max(counts[$0] ?? customers, 0.5) / customers) }
+        var best = (start: 0, score: Double.infinity)
+        for start in 0...(trigrams.count - rarePartTrigrams) {
+            let score = logShare[start..<(start + rarePartTrigrams)].reduce(0, +)
+            if score < best.score { best = (start, score) }
+        }
+        guard customers * exp(best.score) <= rarePartExpected else { return nil }
+        let bytes = Array(text.utf8)
+        return String(decoding: bytes[best.start..<(best.start + rarePartTrigrams + 2)], as: UTF8.self)
+    }
+
+    /// How many customers (both modes) each trigram's list holds, estimated in one query from its
+    /// first `trigramSample` entries (fewer: exactly that many; else the sample's share of the
+    /// rowids so far), and the highest rowid.
+    private func trigramCounts(_ trigrams: Set<String>) async throws -> (counts: [String: Double], customers: Double) {
+        let ordered = trigrams.sorted()
+        let sample = Self.trigramSample
+        var query: SQLQueryString = "SELECT (SELECT max(rowid) FROM customers) AS n"
+        for (index, trigram) in ordered.enumerated() {
+            query += ", (SELECT CASE WHEN count(*) < \(bind: sample) THEN -count(*) ELSE max(r) END FROM (SELECT rowid AS r FROM customer_search "
+            query += "WHERE customer_search MATCH \(bind: Self.phrase(trigram)) LIMIT \(bind: sample))) AS t\(unsafeRaw: String(index))"
+        }
+        guard let row = try await db.raw(query).first() else { return ([:], 0) }
+        let customers = Double(try row.decode(column: "n", as: Int?.self) ?? 0)
+        var counts: [String: Double] = [:]
+        for (index, trigram) in ordered.enumerated() {
+            let probe = try row.decode(column: "t\(index)", as: Int.self)
+            counts[trigram] = probe <= 0 ? Double(-probe) : Double(sample) * customers / Double(probe)
+        }
+        return (counts, customers)
+    }
 
     /// The rows of a page query whose every row carries the total (nil: no row).
     private func pageAndTotal(_ query: SQLQueryString) async throws -> ([CustomerRecord], Int?) {
