@@ -26,6 +26,25 @@ struct StoreTests {
         }
     }
 
+    /// Closing a PostgreSQL store waits for its pool's task no longer than the bound, even when
+    /// that task does not end on cancellation (as a pool stuck in its shutdown does not); and a
+    /// task that does end is waited for.
+    @Test func closingWaitsForThePoolNoLongerThanItsBound() async throws {
+        let parked = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        let (parking, parkedOne) = AsyncStream<Void>.makeStream()
+        let stuck = Task {
+            await withCheckedContinuation { continuation in
+                parked.withLock { $0 = continuation }
+                parkedOne.yield()
+            }
+        }
+        for await _ in parking { break }
+        #expect(await PostgresEngine.stop(stuck, within: .milliseconds(200)) == false)
+        parked.withLock { $0.take() }?.resume()
+        let cooperative = Task { while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(10)) } }
+        #expect(await PostgresEngine.stop(cooperative, within: .seconds(60)) == true)
+    }
+
     @Test func aReadDoesNotWaitForAWriteAndSeesOnlyWhatIsCommitted() async throws {
         let store = try await Self.open()
         let (held, hold) = AsyncStream<Void>.makeStream()

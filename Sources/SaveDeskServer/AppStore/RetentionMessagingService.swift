@@ -429,34 +429,6 @@ final class RetentionRecorder: Sendable {
     }
 }
 
-/// Waiting for a task no longer than a deadline, leaving it running past it (a write that is
-/// slow still commits; the caller decides whether to cancel).
-enum Deadline {
-    /// The task's result if it ends within `limit`; nil if it does not.
-    static func value<T: Sendable>(of task: Task<T, any Error>, within limit: Duration) async -> Result<T, any Error>? {
-        let first = First<Result<T, any Error>?>()
-        return await withCheckedContinuation { continuation in
-            first.set(continuation)
-            let timer = Task {
-                try? await Task.sleep(for: limit)
-                first.resume(nil)
-            }
-            Task {
-                let result = await task.result
-                timer.cancel()
-                first.resume(result)
-            }
-        }
-    }
-
-    /// Resumes a continuation once, with whichever value comes first.
-    private final class First<Value: Sendable>: Sendable {
-        private let continuation = Mutex<CheckedContinuation<Value, Never>?>(nil)
-        func set(_ waiting: CheckedContinuation<Value, Never>) { continuation.withLock { $0 = waiting } }
-        func resume(_ value: Value) { continuation.withLock { $0.take() }?.resume(returning: value) }
-    }
-}
-
 extension RetentionMessagingService {
     /// The demo device's customer opens Apple's cancel page (test mode): the request the App
     /// Store would send, signed with the local StoreKit CA and, unless `deliver` is false,

@@ -86,22 +86,11 @@ final class Readiness: Sendable {
     /// the bound (a pool waiting for a database that is gone may not notice cancellation at once).
     private func storeAnswer() async -> Set<Int>? {
         let store = self.store
-        let answer = FirstAnswer()
-        return await withCheckedContinuation { continuation in
-            answer.wait(continuation)
-            let read = Task { answer.give(try? await store.appliedMigrations()) }
-            Task {
-                try? await Task.sleep(for: Self.storeTimeout)
-                read.cancel()
-                answer.give(nil)
-            }
+        let read = Task { try await store.appliedMigrations() }
+        guard case .success(let applied)? = await Deadline.value(of: read, within: Self.storeTimeout) else {
+            read.cancel()
+            return nil
         }
-    }
-
-    /// Resumes a continuation with the first value given; later ones are dropped.
-    private final class FirstAnswer: Sendable {
-        private let waiting = Mutex<CheckedContinuation<Set<Int>?, Never>?>(nil)
-        func wait(_ continuation: CheckedContinuation<Set<Int>?, Never>) { waiting.withLock { $0 = continuation } }
-        func give(_ value: Set<Int>?) { waiting.withLock { $0.take() }?.resume(returning: value) }
+        return applied
     }
 }
