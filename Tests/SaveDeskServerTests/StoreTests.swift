@@ -45,6 +45,38 @@ struct StoreTests {
         #expect(await PostgresEngine.stop(cooperative, within: .seconds(60)) == true)
     }
 
+    /// A store closed right after a commit with events (as the seed does) still tells the
+    /// other instances: the notification goes out before its pool shuts down.
+    @Test(.enabled(if: TestDatabase.isPostgres)) func aStoreClosedRightAfterACommitStillTellsTheOthers() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-test-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = try await TestDatabase.prepare(in: directory)
+        let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let other = try await Store.open(path: path, logger: quiet)
+        let (listening, ready) = AsyncStream<Void>.makeStream()
+        let (heard, told) = AsyncStream<Void>.makeStream()
+        let listener = Task {
+            try await other.listen([SQLEventLogRepository.channel], ready: { ready.yield() }, received: { _, _ in told.yield() })
+        }
+        for await _ in listening { break }
+        let writer = try await Store.open(path: path, logger: quiet)
+        try await writer.transaction { data in
+            try await data.customers.insert(CustomerRecord.new(id: "cus_told", livemode: false, at: 0))
+            try await data.audit.append(AuditRecord(
+                id: AuditID.next(), at: 0, actor: "test", customerId: "cus_told", action: "support.note", parameters: "{}",
+                beforeState: nil, afterState: nil, requestId: "req_told"
+            ))
+        }
+        await writer.close()
+        let first = Task { for await _ in heard { return true }; return false }
+        let outcome = await Deadline.value(of: first, within: .seconds(20))
+        told.finish()
+        listener.cancel()
+        _ = await listener.result
+        await other.close()
+        #expect(outcome != nil, "no notification within 20 s of the commit")
+    }
+
     @Test func aReadDoesNotWaitForAWriteAndSeesOnlyWhatIsCommitted() async throws {
         let store = try await Self.open()
         let (held, hold) = AsyncStream<Void>.makeStream()

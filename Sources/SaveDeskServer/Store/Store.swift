@@ -22,8 +22,9 @@ public final class Store: Sendable {
     /// Told after each committed transaction on SQLite, where one process writes (the event hub
     /// then reads what was recorded). On PostgreSQL the database tells every instance (`listen`).
     private let committed = Mutex<(@Sendable () -> Void)?>(nil)
-    /// A notification to the other instances under way, and whether commits since need another.
-    private let telling = Mutex<(running: Bool, again: Bool)>((false, false))
+    /// A notification to the other instances under way, and whether commits since need another;
+    /// the task telling them (the last one), which `close` lets finish.
+    private let telling = Mutex<(running: Bool, again: Bool, task: Task<Void, Never>?)>((false, false, nil))
     let logger: Logger
     let location: StoreLocation
     let metrics: StoreMetrics
@@ -75,7 +76,14 @@ public final class Store: Sendable {
         try await open(path: location, durability: durability, logger: logger, metrics: .none)
     }
 
-    public func close() async { await engine.close() }
+    /// Closes the engine once the last commit's notification is out (no longer than the engine's
+    /// own bound): a store closed right after a commit (the seed) otherwise asked its pool for a
+    /// connection while the pool shut down, and lost the notification (and pools were seen to
+    /// stop shutting down then).
+    public func close() async {
+        if let last = telling.withLock({ $0.task }) { _ = await Deadline.value(of: last, within: PostgresEngine.closeTimeout) }
+        await engine.close()
+    }
 
     /// Reads through the repositories (on a reader connection: never behind a write).
     func read<T>(_ body: (Repositories) async throws -> T) async throws -> T {
@@ -110,7 +118,7 @@ public final class Store: Sendable {
             return true
         }
         guard start else { return }
-        Task {
+        let task = Task {
             repeat {
                 try? await notify(SQLEventLogRepository.channel, payload: "")
             } while telling.withLock { state -> Bool in
@@ -122,6 +130,7 @@ public final class Store: Sendable {
                 return false
             }
         }
+        telling.withLock { $0.task = task }
     }
 
     /// Reads through the repositories in one snapshot: every read sees the same committed state
