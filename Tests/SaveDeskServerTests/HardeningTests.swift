@@ -63,6 +63,24 @@ struct HardeningTests {
         #expect(SecretRedaction.redact("key sk_test_abc") == "key sk_test_[redacted]")
     }
 
+    /// The quick test for a trigger answers as lowercasing the text and searching it would:
+    /// any case, at either end, cut short at the end, next to other characters.
+    @Test func theTriggerTestAgreesWithLowercasingAndSearching() {
+        let texts = [
+            "", "ab", "v1=", "V1=", "xv1", "applied migration version=7", "GET /v1/iap/cancel-flow 200", "key SK_TEST_abc",
+            "AUTHORIZATION", "authorizatio", "Bearer", "bEaReR x", "x-ZeroSettle-Key", "coo", "cookie", "/portal", "/Portal/abc",
+            "postgres://x", ":/", "whsec", "WHSEC_", "pi_1_SECRET_x", "_live", "x_live_", "naïve café", "Ünïcödé bearer",
+            "żółw cookie", "日本語 _test_", "naïve", "ÀUTHORIZATION", "\u{1b}[31m", "a\tb v1=",
+        ]
+        let triggers = ["_test_", "_live_", "bearer", "authorization", "zerosettle", "signature", "cookie", "portal/",
+                        "whsec_", "_secret_", "v1=", "://"]
+        for text in texts {
+            let lower = text.lowercased()
+            let expected = triggers.contains { lower.utf8.firstRange(of: $0.utf8) != nil }
+            #expect(SecretRedaction.mayHold(text) == expected, "\(text)")
+        }
+    }
+
     @Test func theRedactingHandlerCoversMessageMetadataAndErrors() {
         let log = CapturedLog()
         var logger = RedactingLogHandler.wrap(log.logger)
