@@ -78,8 +78,7 @@ public final class Store: Sendable {
 
     /// Closes the engine once the last commit's notification is out (no longer than the engine's
     /// own bound): a store closed right after a commit (the seed) otherwise asked its pool for a
-    /// connection while the pool shut down, and lost the notification (and pools were seen to
-    /// stop shutting down then).
+    /// connection while the pool shut down, and the notification was lost.
     public func close() async {
         if let last = telling.withLock({ $0.task }) { _ = await Deadline.value(of: last, within: PostgresEngine.closeTimeout) }
         await engine.close()
