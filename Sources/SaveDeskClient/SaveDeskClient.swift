@@ -18,7 +18,14 @@ public final class SaveDeskClient: Sendable {
     /// Where fire-and-forget calls wait until the server has them.
     public let outbox: Outbox?
     /// Whether the last call got an answer, and who wants to know when that changes.
-    private let reachability = Mutex<(reachable: Bool?, handler: (@Sendable (Bool) -> Void)?)>((nil, nil))
+    private let reachability = Mutex(Reachability())
+
+    /// A struct, not a tuple: a closure in a tuple kept in a `Mutex` is wrapped in one more thunk
+    /// each time `withLock` hands it out, and the wrapping stays stored (see `Store.CommitHook`).
+    private struct Reachability {
+        var reachable: Bool?
+        var handler: (@Sendable (Bool) -> Void)?
+    }
 
     /// Calls `handler` whenever calls start or stop getting answers (any call: a search, a
     /// delivery…), so a console can show the connection as it is.

@@ -131,6 +131,25 @@ struct StoreTests {
         await store.close()
     }
 
+    /// The commit handler (the event hub's wake-up) is called as it was set, however many commits
+    /// came before: its call stack is as deep at the 300th commit as at the first. Kept as a bare
+    /// closure in a `Mutex`, it came out of each `withLock` wrapped in one more thunk, which stayed
+    /// stored: the 300th call ran 300 thunks deep, and every write cost more than the one before.
+    @Test func theCommitHandlerIsCalledAsItWasSetHoweverManyCommitsCameBefore() async throws {
+        let store = try await Self.open()
+        let depths = Mutex<[Int]>([])
+        store.onCommit { depths.withLock { $0.append(Thread.callStackReturnAddresses.count) } }
+        for n in 0..<300 {
+            try await store.sqlTransaction { db in try await db.raw("INSERT INTO scratch (n) VALUES (\(bind: n))").run() }
+        }
+        let seen = depths.withLock { $0 }
+        #expect(seen.count == 300)
+        // The backtrace stops at 128 frames; a chain of thunks reaches it within the first commits.
+        let first = try #require(seen.first), deepest = try #require(seen.max())
+        #expect(deepest < 100 && deepest - first <= 10, "call stack \(first) frames at the first commit, \(deepest) at the deepest")
+        await store.close()
+    }
+
     /// Sixty transactions at once: the failing ones leave nothing, the others all commit (many in
     /// one group), and each returns only once its work is committed.
     @Test func aFailingTransactionLeavesTheOthersOfItsGroupIntact() async throws {
