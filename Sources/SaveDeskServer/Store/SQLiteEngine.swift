@@ -23,6 +23,9 @@ final class SQLiteEngine: StoreEngine {
     /// (one thread per core) such waits could take every thread, and the connection that holds
     /// the lock could then not run the statements that would release it.
     private let writerThread: NIOThreadPool
+    /// Transactions run on the writer's thread, not only their statements: each statement was a
+    /// hop to that thread and one back, and a change runs a dozen.
+    private let onWriterThread: WriterExecutor
     private let gate = SerialGate()
     private let readers: ReaderPool
     /// The writer's open group transaction: the members waiting for its COMMIT. Touched only by
@@ -46,6 +49,7 @@ final class SQLiteEngine: StoreEngine {
     private init(writer: SQLiteConnection, writerThread: NIOThreadPool, readers: [SQLiteConnection], logger: Logger) {
         self.writer = writer
         self.writerThread = writerThread
+        self.onWriterThread = WriterExecutor(writerThread)
         self.readers = ReaderPool(readers)
         self.logger = logger
     }
@@ -104,7 +108,7 @@ final class SQLiteEngine: StoreEngine {
         await readers.close()
         try? await writer.close()
         try? await writerThread.shutdownGracefully()
-        await gate.release()
+        gate.release()
     }
 
     /// Runs `body` on a read-only connection of its own (reads; a write there fails).
@@ -126,10 +130,10 @@ final class SQLiteEngine: StoreEngine {
         do {
             try await commitGroup()
             let result = try await body(sql)
-            await gate.release()
+            gate.release()
             return result
         } catch {
-            await gate.release()
+            gate.release()
             throw error
         }
     }
@@ -137,6 +141,10 @@ final class SQLiteEngine: StoreEngine {
     /// Runs `body` alone in one transaction, committed (perhaps with others' transactions) before
     /// this returns.
     func transaction<T>(keys: [String], _ body: (any SQLDatabase) async throws -> T) async throws -> T {
+        try await withTaskExecutorPreference(onWriterThread) { try await inGroup(body) }
+    }
+
+    private func inGroup<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
         await gate.acquire()
         let db = sql
         let value: T
@@ -170,21 +178,21 @@ final class SQLiteEngine: StoreEngine {
     /// returns once the group's COMMIT is written, or throws its error.
     private func endTurn(joined: Bool) async throws {
         let full = group.withLock { ($0?.savepoints ?? 0) >= Self.groupLimit }
-        if !full, await gate.hasWaiters {
-            guard joined else { return await gate.release() }
+        if !full, gate.hasWaiters {
+            guard joined else { return gate.release() }
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 group.withLock { $0?.members.append(continuation) }
-                Task { await gate.release() }
+                gate.release()
             }
             return
         }
         do {
             try await commitGroup()
         } catch {
-            await gate.release()
+            gate.release()
             throw error
         }
-        await gate.release()
+        gate.release()
     }
 
     /// Commits the open group, if any, and tells its members. Called by the gate's holder.
@@ -198,5 +206,21 @@ final class SQLiteEngine: StoreEngine {
             throw error
         }
         for member in open.members { member.resume() }
+    }
+}
+
+/// Runs tasks on the writer's own thread (its one-thread pool). A transaction preferring it runs
+/// there between its statements too, so SQLiteNIO's hop to the pool for each statement and the
+/// resumption after it stay on one thread: no thread is woken per statement.
+final class WriterExecutor: TaskExecutor {
+    private let thread: NIOThreadPool
+
+    init(_ thread: NIOThreadPool) { self.thread = thread }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        // A pool already shut down calls the item at once (state cancelled): the job still runs,
+        // on the caller's thread, rather than never.
+        thread.submit { _ in job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }
