@@ -131,6 +131,28 @@ struct StoreTests {
         await store.close()
     }
 
+    /// Committed pages reach the database file while the store is open, though the writer no
+    /// longer checkpoints below its bound (10,000 pages): the checkpointer copies them, apart from
+    /// the writer. And the writer's own checkpoints are at that bound, not SQLite's 1,000 pages.
+    @Test func theCheckpointerCopiesCommittedPagesIntoTheDatabaseApartFromTheWriter() async throws {
+        let store = try await Self.open()
+        guard case .sqlite(let path) = store.location else { throw CancellationError() }
+        let size = { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0 }
+        let before = size()
+        // About 2,500 pages of 4 KiB in one commit: under the writer's bound.
+        try await store.sqlTransaction { db in
+            try await db.raw("CREATE TABLE bulk (b BLOB NOT NULL)").run()
+            try await db.raw("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2500) INSERT INTO bulk SELECT randomblob(3000) FROM n").run()
+        }
+        let grown = try await RetentionRecorderTests.until { size() >= before + 2_500 * 3_000 }
+        #expect(grown, "the database file is \(size()) bytes (\(before) before the commit)")
+        let bound = try await store.exclusive { db in
+            try await db.raw("PRAGMA wal_autocheckpoint").first()?.decode(column: "wal_autocheckpoint", as: Int.self)
+        }
+        #expect(bound == SQLiteEngine.writerCheckpointPages)
+        await store.close()
+    }
+
     /// The commit handler (the event hub's wake-up) is called as it was set, however many commits
     /// came before: its call stack is as deep at the 300th commit as at the first. Kept as a bare
     /// closure in a `Mutex`, it came out of each `withLock` wrapped in one more thunk, which stayed

@@ -28,6 +28,11 @@ final class SQLiteEngine: StoreEngine {
     private let onWriterThread: WriterExecutor
     private let gate = SerialGate()
     private let readers: ReaderPool
+    /// Copies committed pages from the WAL into the database, on a connection and thread of its
+    /// own, after commits (at most `checkpointPause` apart). The writer checkpoints only past
+    /// `writerCheckpointPages`: a checkpoint writes and syncs the database file, and done by the
+    /// writer (SQLite's default, every 1,000 pages) it held up every change waiting behind it.
+    private let checkpointer: Checkpointer
     /// The writer's open group transaction: the members waiting for its COMMIT. Touched only by
     /// the gate's holder.
     private let group = Mutex<Group?>(nil)
@@ -40,14 +45,22 @@ final class SQLiteEngine: StoreEngine {
     /// Each connection's page cache (KiB) and memory-mapped window (bytes): reads come from
     /// memory rather than a read(2) per page.
     static let cacheKiB = 16_384, mmapBytes = 256 << 20
+    /// WAL pages past which the writer checkpoints itself (a checkpointer that cannot keep up, or
+    /// readers that keep it from finishing): the WAL's bound.
+    static let writerCheckpointPages = 10_000
+    /// The least time between two of the checkpointer's runs.
+    static let checkpointPause = Duration.milliseconds(200)
 
     private struct Group {
         var members: [CheckedContinuation<Void, any Error>] = []
         var savepoints = 0
     }
 
-    private init(writer: SQLiteConnection, writerThread: NIOThreadPool, readers: [SQLiteConnection], logger: Logger) {
+    private init(
+        writer: SQLiteConnection, writerThread: NIOThreadPool, readers: [SQLiteConnection], checkpointer: Checkpointer, logger: Logger
+    ) {
         self.writer = writer
+        self.checkpointer = checkpointer
         self.writerThread = writerThread
         self.onWriterThread = WriterExecutor(writerThread)
         self.readers = ReaderPool(readers)
@@ -87,6 +100,7 @@ final class SQLiteEngine: StoreEngine {
             _ = try await db.raw("PRAGMA journal_mode=WAL").all()
             try await db.raw("PRAGMA foreign_keys=ON").run()
             try await db.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: durability.rawValue)")).run()
+            try await db.raw(SQLQueryString("PRAGMA wal_autocheckpoint=\(unsafeRaw: String(writerCheckpointPages))")).run()
             var readers: [SQLiteConnection] = []
             for _ in 0..<readerCount {
                 let reader = try await connect()
@@ -94,7 +108,19 @@ final class SQLiteEngine: StoreEngine {
                 try await reader.sql(queryLogLevel: nil).raw("PRAGMA query_only=ON").run()
                 readers.append(reader)
             }
-            return SQLiteEngine(writer: writer, writerThread: writerThread, readers: readers, logger: logger)
+            let checkpointThread = NIOThreadPool(numberOfThreads: 1)
+            checkpointThread.start()
+            let checkpointing: SQLiteConnection
+            do {
+                checkpointing = try await connect(on: checkpointThread)
+                try await checkpointing.sql(queryLogLevel: nil)
+                    .raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: durability.rawValue)")).run()
+            } catch {
+                try? await checkpointThread.shutdownGracefully()
+                throw error
+            }
+            let checkpointer = Checkpointer(connection: checkpointing, thread: checkpointThread, pause: checkpointPause, logger: logger)
+            return SQLiteEngine(writer: writer, writerThread: writerThread, readers: readers, checkpointer: checkpointer, logger: logger)
         } catch {
             for connection in opened { try? await connection.close() }
             try? await writerThread.shutdownGracefully()
@@ -106,6 +132,7 @@ final class SQLiteEngine: StoreEngine {
         await gate.acquire()
         try? await commitGroup()
         await readers.close()
+        await checkpointer.close()
         try? await writer.close()
         try? await writerThread.shutdownGracefully()
         gate.release()
@@ -130,6 +157,7 @@ final class SQLiteEngine: StoreEngine {
         do {
             try await commitGroup()
             let result = try await body(sql)
+            checkpointer.committed()
             gate.release()
             return result
         } catch {
@@ -200,6 +228,7 @@ final class SQLiteEngine: StoreEngine {
         guard let open = group.withLock({ state -> Group? in defer { state = nil }; return state }) else { return }
         do {
             try await sql.raw("COMMIT").run()
+            checkpointer.committed()
         } catch {
             try? await sql.raw("ROLLBACK").run()
             for member in open.members { member.resume(throwing: error) }
@@ -222,5 +251,45 @@ final class WriterExecutor: TaskExecutor {
         // A pool already shut down calls the item at once (state cancelled): the job still runs,
         // on the caller's thread, rather than never.
         thread.submit { _ in job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
+
+/// Runs SQLite's checkpoints apart from the writer: after commits, a PASSIVE checkpoint on its own
+/// connection copies what the WAL holds into the database file and syncs it, while the writer
+/// goes on (PASSIVE waits for no lock; readers still reading older pages only make it stop short,
+/// and the next run goes on from there).
+final class Checkpointer: Sendable {
+    private let connection: SQLiteConnection
+    private let thread: NIOThreadPool
+    private let due: AsyncStream<Void>.Continuation
+    private let runs: Task<Void, Never>
+
+    init(connection: SQLiteConnection, thread: NIOThreadPool, pause: Duration, logger: Logger) {
+        self.connection = connection
+        self.thread = thread
+        let (commits, due) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        self.due = due
+        runs = Task {
+            for await _ in commits {
+                do {
+                    _ = try await connection.sql(queryLogLevel: nil).raw("PRAGMA wal_checkpoint(PASSIVE)").all()
+                } catch {
+                    logger.warning("SQLite checkpoint failed; the writer checkpoints past its bound", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: pause)
+            }
+        }
+    }
+
+    /// Something was committed: a checkpoint is due (one run for any number of commits meanwhile).
+    func committed() { due.yield() }
+
+    /// Stops after the run under way (not waiting out its pause), and closes the connection.
+    func close() async {
+        due.finish()
+        runs.cancel()
+        await runs.value
+        try? await connection.close()
+        try? await thread.shutdownGracefully()
     }
 }
