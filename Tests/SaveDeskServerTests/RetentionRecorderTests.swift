@@ -89,4 +89,20 @@ import Testing
         await recorder.flush()
         #expect(write.written.withLock { $0 } == ["a"])
     }
+
+    /// Requests that come while the writer gathers go in one transaction, not one each: each
+    /// commit empties the SQLite readers' caches, which the decisions read through. (The pause
+    /// here, 1 s, is long so the requests' own spacing, 20 ms, stays well inside it when busy.)
+    @Test func requestsThatComeWhileTheWriterGathersAreWrittenTogether() async throws {
+        let batches = Mutex<[[String]]>([])
+        let recorder = RetentionRecorder(logger: Logger(label: "test"), gathering: .seconds(1)) { batch in
+            batches.withLock { $0.append(batch.map(\.record.requestIdentifier)) }
+        }
+        for identifier in ["a", "b", "c"] {
+            _ = recorder.submit(Self.outcome(identifier), requestId: "req_" + identifier)
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        await recorder.flush()
+        #expect(batches.withLock { $0 } == [["a", "b", "c"]])
+    }
 }
