@@ -90,8 +90,9 @@ final class SQLiteEngine: StoreEngine {
             _ = try await db.raw(SQLQueryString("PRAGMA mmap_size=\(unsafeRaw: String(mmapBytes))")).all()
             return connection
         }
-        let writerThread = NIOThreadPool(numberOfThreads: 1)
+        let writerThread = NIOThreadPool(numberOfThreads: 1), checkpointThread = NIOThreadPool(numberOfThreads: 1)
         writerThread.start()
+        checkpointThread.start()
         var opened: [SQLiteConnection] = []
         do {
             let writer = try await connect(on: writerThread)
@@ -108,22 +109,15 @@ final class SQLiteEngine: StoreEngine {
                 try await reader.sql(queryLogLevel: nil).raw("PRAGMA query_only=ON").run()
                 readers.append(reader)
             }
-            let checkpointThread = NIOThreadPool(numberOfThreads: 1)
-            checkpointThread.start()
-            let checkpointing: SQLiteConnection
-            do {
-                checkpointing = try await connect(on: checkpointThread)
-                try await checkpointing.sql(queryLogLevel: nil)
-                    .raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: durability.rawValue)")).run()
-            } catch {
-                try? await checkpointThread.shutdownGracefully()
-                throw error
-            }
+            let checkpointing = try await connect(on: checkpointThread)
+            opened.append(checkpointing)
+            try await checkpointing.sql(queryLogLevel: nil).raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: durability.rawValue)")).run()
             let checkpointer = Checkpointer(connection: checkpointing, thread: checkpointThread, pause: checkpointPause, logger: logger)
             return SQLiteEngine(writer: writer, writerThread: writerThread, readers: readers, checkpointer: checkpointer, logger: logger)
         } catch {
             for connection in opened { try? await connection.close() }
             try? await writerThread.shutdownGracefully()
+            try? await checkpointThread.shutdownGracefully()
             throw error
         }
     }
