@@ -246,6 +246,10 @@ struct CancelFlowRollupTests {
                     try await db.raw("DROP INDEX \(unsafeRaw: index)").run()
                 }
                 try await db.raw("DROP TABLE app_store_links").run()
+                if store.kind == .postgres {
+                    try await db.raw("DROP TRIGGER audit_events_desk_event ON audit_events").run()
+                    try await db.raw("DROP FUNCTION desk_events_at_commit()").run()
+                }
                 try await db.raw("DROP TABLE desk_events").run()
                 try await db.raw("DROP TABLE desk_event_horizon").run()
                 try await db.raw("DROP TABLE retention_requests").run()

@@ -77,6 +77,66 @@ struct StoreTests {
         #expect(outcome != nil, "no notification within 20 s of the commit")
     }
 
+    /// PostgreSQL numbers a transaction's events at its commit: one that has recorded an event and
+    /// is still open does not hold up the commit of another customer's change, and the numbers
+    /// follow the commits (the one that committed first has the smaller).
+    @Test(.enabled(if: TestDatabase.isPostgres)) func anOpenTransactionWithAnEventDoesNotHoldUpAnotherCustomersCommit() async throws {
+        let store = try await Self.openWithCustomers(["cus_open", "cus_other"])
+        let (held, hold) = AsyncStream<Void>.makeStream()
+        let (inside, entered) = AsyncStream<Void>.makeStream()
+        let open = Task {
+            try await store.transaction(key: "customer:cus_open") { data in
+                try await data.audit.append(Self.note("cus_open"))
+                entered.yield()
+                for await _ in held { break }
+            }
+        }
+        for await _ in inside { break }
+        let other = Task { try await store.transaction(key: "customer:cus_other") { data in try await data.audit.append(Self.note("cus_other")) } }
+        // Before migration 16 it waited for the order lock the open one held (5 s, then retries).
+        let committed = await Deadline.value(of: Task { try await other.value }, within: .seconds(30))
+        hold.yield()
+        try await open.value
+        let events = try await store.read { data in try await data.events.after(0, limit: 10) }
+        await store.close()
+        #expect(committed != nil, "the other customer's change did not commit while the first transaction was open")
+        #expect(events.map(\.customerId) == ["cus_other", "cus_open"])
+    }
+
+    /// A transaction reads the events of its own changes (the customer's version after them),
+    /// although on PostgreSQL they are written only at its commit otherwise.
+    @Test func aTransactionReadsItsOwnEvents() async throws {
+        let store = try await Self.openWithCustomers(["cus_own"])
+        let (before, inside, after) = try await store.transaction(key: "customer:cus_own") { data in
+            let before = try await data.events.version(customerId: "cus_own")
+            try await data.audit.append(Self.note("cus_own"))
+            return (before, try await data.events.version(customerId: "cus_own"), try await data.events.latest())
+        }
+        let committed = try await store.read { data in try await data.events.version(customerId: "cus_own") }
+        await store.close()
+        #expect(before == 0)
+        #expect(inside > 0 && inside == committed && after == committed)
+    }
+
+    /// A store of the engine under test (SQLite, or PostgreSQL in the PostgreSQL pass) with these
+    /// customers in it.
+    static func openWithCustomers(_ ids: [String]) async throws -> Store {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-test-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let store = try await Store.open(path: try await TestDatabase.prepare(in: directory), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        try await store.transaction { data in
+            for id in ids { try await data.customers.insert(CustomerRecord.new(id: id, livemode: false, at: 0)) }
+        }
+        return store
+    }
+
+    static func note(_ customerId: String) -> AuditRecord {
+        AuditRecord(
+            id: AuditID.next(), at: 0, actor: "test", customerId: customerId, action: "support.note", parameters: "{}",
+            beforeState: nil, afterState: nil, requestId: "req_\(customerId)"
+        )
+    }
+
     @Test func aReadDoesNotWaitForAWriteAndSeesOnlyWhatIsCommitted() async throws {
         let store = try await Self.open()
         let (held, hold) = AsyncStream<Void>.makeStream()

@@ -40,9 +40,12 @@ struct SQLEventLogRepository: EventLogRepository {
     var recorded: EventsRecorded? = nil
 
     /// The transaction-scoped advisory lock a PostgreSQL transaction takes before it numbers its
-    /// event: it is released after the commit is visible, so numbers commit in order and a reader
-    /// that has seen number n never later finds a smaller one appear.
+    /// events (at its commit: see `Schema.postgresEventsAtCommit`): it is released after the
+    /// commit is visible, so numbers commit in order and a reader that has seen number n never
+    /// later finds a smaller one appear.
     static let orderLock: Int64 = 0x5344_4556_454E_5453  // "SDEVENTS"
+    /// The deferred trigger that writes a PostgreSQL transaction's events when it commits.
+    static let atCommit = "audit_events_desk_event"
     /// The channel PostgreSQL instances are told on when events commit. The store tells it after
     /// the commit, not inside the transaction: a NOTIFY in a transaction takes a lock that queues
     /// the commits of every notifying transaction of the whole cluster.
@@ -52,33 +55,38 @@ struct SQLEventLogRepository: EventLogRepository {
 
     func record(_ audit: AuditRecord) async throws {
         recorded?.set()
-        let values: SQLQueryString = """
-            \(bind: audit.customerId), \(bind: audit.action), \(bind: audit.actor), \(bind: audit.at), \(bind: audit.id), \(bind: audit.requestId)
-            """
         switch kind {
         case .sqlite:
             try await db.raw("""
                 INSERT INTO desk_events (livemode, customer_id, type, actor, at, audit_id, request_id, recorded_at)
-                SELECT livemode, \(values), CAST(strftime('%s', 'now') AS INTEGER) FROM customers WHERE id = \(bind: audit.customerId)
+                SELECT livemode, \(bind: audit.customerId), \(bind: audit.action), \(bind: audit.actor), \(bind: audit.at), \(bind: audit.id),
+                    \(bind: audit.requestId), CAST(strftime('%s', 'now') AS INTEGER)
+                FROM customers WHERE id = \(bind: audit.customerId)
                 """).run()
         case .postgres:
-            // One round trip: the order lock, then the number drawn after it.
-            try await db.raw("""
-                WITH ordered AS (SELECT pg_advisory_xact_lock(\(bind: Self.orderLock)))
-                INSERT INTO desk_events (livemode, customer_id, type, actor, at, audit_id, request_id, recorded_at)
-                SELECT c.livemode, \(values), CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS BIGINT)
-                FROM customers c, ordered WHERE c.id = \(bind: audit.customerId)
-                """).run()
+            // Nothing to send: the audit row's trigger writes its event when the transaction
+            // commits (`Schema.postgresEventsAtCommit`).
+            break
         }
     }
 
+    /// PostgreSQL: before this transaction reads the log, the events of its own audit rows are
+    /// written now rather than at its commit (it then holds the order lock from here), so it reads
+    /// them as it would on SQLite.
+    private func ownEventsWritten() async throws {
+        guard kind == .postgres, recorded?.isSet == true else { return }
+        try await db.raw("SET CONSTRAINTS \(unsafeRaw: Self.atCommit) IMMEDIATE").run()
+    }
+
     func after(_ id: Int64, limit: Int) async throws -> [DeskEventRecord] {
-        try await db.select().columns(Self.columns.map { SQLColumn($0) }).from("desk_events").where("id", .greaterThan, id)
+        try await ownEventsWritten()
+        return try await db.select().columns(Self.columns.map { SQLColumn($0) }).from("desk_events").where("id", .greaterThan, id)
             .orderBy("id").limit(limit).all(decoding: DeskEventRecord.self, with: SQLCoding.decoder)
     }
 
     func latest() async throws -> Int64 {
-        try await db.select().column(SQLFunction("max", args: SQLColumn("id")), as: "n").from("desk_events")
+        try await ownEventsWritten()
+        return try await db.select().column(SQLFunction("max", args: SQLColumn("id")), as: "n").from("desk_events")
             .first()?.decode(column: "n", as: Int64?.self) ?? 0
     }
 
@@ -87,12 +95,14 @@ struct SQLEventLogRepository: EventLogRepository {
     }
 
     func version(customerId: String) async throws -> Int64 {
-        try await db.select().column(SQLFunction("max", args: SQLColumn("id")), as: "n").from("desk_events")
+        try await ownEventsWritten()
+        return try await db.select().column(SQLFunction("max", args: SQLColumn("id")), as: "n").from("desk_events")
             .where("customer_id", .equal, customerId).first()?.decode(column: "n", as: Int64?.self) ?? 0
     }
 
     func changes(customerId: String, after version: Int64, notBy actor: String, limit: Int) async throws -> [DeskEventRecord] {
-        try await db.select().columns(Self.columns.map { SQLColumn($0) }).from("desk_events")
+        try await ownEventsWritten()
+        return try await db.select().columns(Self.columns.map { SQLColumn($0) }).from("desk_events")
             .where("customer_id", .equal, customerId).where("id", .greaterThan, version).where("actor", .notEqual, actor)
             .orderBy("id").limit(limit).all(decoding: DeskEventRecord.self, with: SQLCoding.decoder)
     }

@@ -11,7 +11,7 @@ enum Schema {
             (5, kind == .sqlite ? sqliteSearch : postgresSearch), (6, rollups(flag: flag)), (7, unrolled(flag: flag)),
             (8, modes(flag: flag, no: no)), (9, kinds), (10, identities(flag: flag)), (11, events(kind: kind, flag: flag)),
             (12, retentionRequests(flag: flag)), (13, hourlyRollups(flag: flag)), (14, stripe(flag: flag)),
-            (15, kind == .sqlite ? sqliteSortedPrefixes : []),
+            (15, kind == .sqlite ? sqliteSortedPrefixes : []), (16, kind == .sqlite ? [] : postgresEventsAtCommit),
         ]
     }
 
@@ -66,9 +66,8 @@ enum Schema {
     }
 
     /// The event log the desk's stream reads: one row per audited change, numbered in commit order
-    /// (SQLite has one writer; on PostgreSQL a transaction takes `EventLog.orderLock` before it
-    /// draws its number, so a smaller number never commits after a larger one), and the horizon:
-    /// the largest number the purge removed (a resume from before it has missed events).
+    /// (SQLite has one writer; on PostgreSQL see `postgresEventsAtCommit`), and the horizon: the
+    /// largest number the purge removed (a resume from before it has missed events).
     private static func events(kind: Store.Kind, flag: String) -> [String] {
         let id = kind == .sqlite ? "INTEGER PRIMARY KEY AUTOINCREMENT" : "BIGSERIAL PRIMARY KEY"
         return [
@@ -84,6 +83,29 @@ enum Schema {
             "INSERT INTO desk_event_horizon (one, purged_through) VALUES (1, 0)",
         ]
     }
+
+    /// PostgreSQL: an audit row's event is written and numbered at its transaction's commit, by a
+    /// deferred constraint trigger, after it takes `SQLEventLogRepository.orderLock`. The lock is
+    /// held from there to the end of the commit, so a smaller number never becomes visible after a
+    /// larger one; taken any earlier (it was taken at the audit row's insert until migration 16),
+    /// writes of different customers queued for the transaction's last round trips as well.
+    private static let postgresEventsAtCommit: [String] = [
+        """
+        CREATE FUNCTION desk_events_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM pg_advisory_xact_lock(\(SQLEventLogRepository.orderLock));
+            INSERT INTO desk_events (livemode, customer_id, type, actor, at, audit_id, request_id, recorded_at)
+            SELECT c.livemode, NEW.customer_id, NEW.action, NEW.actor, NEW.at, NEW.id, NEW.request_id,
+                CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS BIGINT)
+            FROM customers c WHERE c.id = NEW.customer_id;
+            RETURN NULL;
+        END $$
+        """,
+        """
+        CREATE CONSTRAINT TRIGGER \(SQLEventLogRepository.atCommit) AFTER INSERT ON audit_events
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION desk_events_at_commit()
+        """,
+    ]
 
     /// A real app's users: who created a customer (the key's digest, for its daily cap), the
     /// App Store `appAccountToken` that links signed data to a customer, a payment provider's id,
