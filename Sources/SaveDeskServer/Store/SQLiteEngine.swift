@@ -267,6 +267,8 @@ final class Checkpointer: Sendable {
             for await _ in commits {
                 do {
                     _ = try await connection.sql(queryLogLevel: nil).raw("PRAGMA wal_checkpoint(PASSIVE)").all()
+                } catch is CancellationError {
+                    // The store is closing (`close`): nothing failed.
                 } catch {
                     logger.warning("SQLite checkpoint failed; the writer checkpoints past its bound", metadata: ["error": "\(error)"])
                 }
