@@ -94,7 +94,7 @@ struct StoreTests {
         for await _ in inside { break }
         let other = Task { try await store.transaction(key: "customer:cus_other") { data in try await data.audit.append(Self.note("cus_other")) } }
         // Before migration 16 it waited for the order lock the open one held (5 s, then retries).
-        let committed = await Deadline.value(of: Task { try await other.value }, within: .seconds(30))
+        let committed = await Deadline.value(of: other, within: .seconds(30))
         hold.yield()
         try await open.value
         let events = try await store.read { data in try await data.events.after(0, limit: 10) }

@@ -17,7 +17,8 @@ struct DeskEventRecord: Codable, Hashable, Sendable {
 /// The event log: every audited change, numbered in commit order, kept for the retention window.
 /// Written only with its audit row (`AuditRepository.append`), so nothing changes unannounced.
 protocol EventLogRepository: Sendable {
-    /// Records the event of `audit` (its customer's mode read in the same statement).
+    /// Records the event of `audit`, its customer's mode read with it (on PostgreSQL the audit row's
+    /// trigger writes it at the commit).
     func record(_ audit: AuditRecord) async throws
     /// Up to `limit` events numbered after `id`, in order, of every mode (the hub filters).
     func after(_ id: Int64, limit: Int) async throws -> [DeskEventRecord]
