@@ -118,6 +118,96 @@ struct StoreTests {
         #expect(inside > 0 && inside == committed && after == committed)
     }
 
+    /// Two customers' changes in flight together, each with its own Idempotency-Key, are each run
+    /// once. Each used to look its key up inside its SERIALIZABLE transaction: the lookups'
+    /// predicate locks (the answers' b-tree page) made the two inserts of the answers a write
+    /// skew on PostgreSQL, and one change was rolled back and run again.
+    @Test(.enabled(if: TestDatabase.isPostgres)) func twoCustomersChangesWithTheirOwnKeysAreEachRunOnce() async throws {
+        let (store, outcomes, runs) = try await Self.changesTogether(["cus_a": "key-a", "cus_b": "key-b"])
+        await store.close()
+        #expect(outcomes.values.allSatisfy { (try? $0.get()) != nil }, "\(outcomes)")
+        #expect(runs == ["cus_a": 1, "cus_b": 1], "a change was run again")
+    }
+
+    /// The same Idempotency-Key sent for two customers at once (two customer locks, so both
+    /// changes run together): one change commits, the other's answer loses at the key and its run
+    /// again reads the first answer: a different request, refused with 422; nothing of it stays.
+    @Test(.enabled(if: TestDatabase.isPostgres)) func oneKeyForTwoCustomersAtOnceCommitsOneChange() async throws {
+        let (store, outcomes, _) = try await Self.changesTogether(["cus_a": "key-shared", "cus_b": "key-shared"])
+        let audited = try await store.sqlRead { db in
+            try await db.raw("SELECT customer_id FROM audit_events WHERE action = 'support.note'").all().map { try $0.decode(column: "customer_id", as: String.self) }
+        }
+        await store.close()
+        let committed = outcomes.filter { (try? $0.value.get()) != nil }.map(\.key)
+        let refused = outcomes.compactMap { entry -> String? in
+            guard case .failure(let error) = entry.value, let refusal = error as? SaveDeskError, refusal.status == 422 else { return nil }
+            return refusal.code
+        }
+        #expect(committed.count == 1 && refused == ["idempotency_key_reused"], "\(outcomes)")
+        #expect(audited == committed)
+    }
+
+    /// Runs one change per customer, with the given Idempotency-Keys, all at once: each change's
+    /// body waits until every one has entered its body (later runs pass), so every lookup and
+    /// every write overlaps. Returns each change's outcome and how often each body ran.
+    static func changesTogether(
+        _ keys: [String: String]
+    ) async throws -> (Store, [String: Result<String, any Error>], [String: Int]) {
+        let store = try await openWithCustomers(keys.keys.sorted())
+        let changes = ChangeTransaction(store: store, clock: DataClock(server: SystemClock()), settlement: Settlement(config: try TestServer.demoConfig()))
+        let meeting = Meeting(keys.count)
+        let all = Task {
+            await withTaskGroup(of: (String, Result<String, any Error>).self) { group in
+                for (customer, key) in keys {
+                    group.addTask {
+                        let scope = RequestScope(actor: "test", principal: "test", requestId: "req_\(customer)", livemode: false)
+                        do {
+                            let output: String = try await changes.mutate(
+                                scope, operation: "test.note", request: ["customer": customer], idempotencyKey: key, customerId: customer, action: "support.note"
+                            ) { _, _ in
+                                await meeting.arrive(customer)
+                                return .init(output: customer, before: nil, after: nil)
+                            }
+                            return (customer, .success(output))
+                        } catch {
+                            return (customer, .failure(error))
+                        }
+                    }
+                }
+                var outcomes: [String: Result<String, any Error>] = [:]
+                for await (customer, outcome) in group { outcomes[customer] = outcome }
+                return outcomes
+            }
+        }
+        let ended = await Deadline.value(of: all, within: .seconds(60))
+        let outcomes = try #require(ended?.get(), "the changes did not end within 60 s")
+        return (store, outcomes, meeting.arrivals)
+    }
+
+    /// Bodies wait here until `count` have arrived; later arrivals pass at once. Counts each
+    /// arrival by name.
+    final class Meeting: Sendable {
+        private let count: Int
+        private let state = Mutex<(arrivals: [String: Int], waiting: [CheckedContinuation<Void, Never>])>(([:], []))
+
+        init(_ count: Int) { self.count = count }
+
+        var arrivals: [String: Int] { state.withLock { $0.arrivals } }
+
+        func arrive(_ name: String) async {
+            await withCheckedContinuation { continuation in
+                let go = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                    state.arrivals[name, default: 0] += 1
+                    state.waiting.append(continuation)
+                    guard state.arrivals.values.reduce(0, +) >= count else { return [] }
+                    defer { state.waiting = [] }
+                    return state.waiting
+                }
+                for waiting in go { waiting.resume() }
+            }
+        }
+    }
+
     /// A store of the engine under test (SQLite, or PostgreSQL in the PostgreSQL pass) with these
     /// customers in it.
     static func openWithCustomers(_ ids: [String]) async throws -> Store {

@@ -1,9 +1,12 @@
 import SQLKit
 
+/// An Idempotency-Key's stored answer: the request's fingerprint, the answer, when it was stored.
+typealias StoredAnswer = (fingerprint: String, body: String, createdAt: Int64)
+
 /// The answers of Idempotency-Keys, per key, operation and principal.
 protocol IdempotencyRepository: Sendable {
     /// The stored answer and when it was stored.
-    func find(key: String, operation: String, principal: String) async throws -> (fingerprint: String, body: String, createdAt: Int64)?
+    func find(key: String, operation: String, principal: String) async throws -> StoredAnswer?
     /// The fingerprint, if it was stored after `cutoff`.
     func fingerprint(key: String, operation: String, principal: String, storedAfter cutoff: Int64) async throws -> String?
     func store(key: String, operation: String, principal: String, fingerprint: String, body: String, at: Int64, livemode: Bool) async throws
@@ -20,7 +23,7 @@ struct SQLIdempotencyRepository: IdempotencyRepository {
         _ = builder.where("idempotency_key", .equal, key).where("route", .equal, operation).where("principal", .equal, principal)
     }
 
-    func find(key: String, operation: String, principal: String) async throws -> (fingerprint: String, body: String, createdAt: Int64)? {
+    func find(key: String, operation: String, principal: String) async throws -> StoredAnswer? {
         let query = db.select().columns("fingerprint", "body", "created_at").from("idempotency_records")
         matching(query, key: key, operation: operation, principal: principal)
         guard let row = try await query.first() else { return nil }

@@ -89,18 +89,37 @@ struct ChangeTransaction: Sendable {
     /// Runs `body` in one transaction that honours an Idempotency-Key for operations that are not
     /// one customer's change (the test clock, funnel events). `key` names what it changes (see
     /// `Store.transaction`); by default, the Idempotency-Key.
+    ///
+    /// The key's stored answer is read once `key` is held and before the transaction (its
+    /// prelude): a request of the same key and the same customer waits for the lock and then reads
+    /// the first one's committed answer. The same key used at once for two customers (two locks)
+    /// is settled by the answers' primary key: the second insert fails as a lost race, and its
+    /// run again reads the first answer and replays it or refuses the request.
     func idempotent<Request: Encodable & Sendable, Output: Codable & Sendable>(
         _ scope: RequestScope, operation: String, request: Request, idempotencyKey: String?, key: String? = nil,
         alsoLocking others: [String] = [], _ body: (Repositories) async throws -> Output
     ) async throws -> (output: Output, replayed: Bool) {
         let fingerprint = try idempotencyKey == nil ? "" : scope.fingerprint ?? Fingerprint.of(request)
-        return try await store.transaction(key: key ?? idempotencyKey.map { "idempotency:" + $0 }, alsoLocking: others) { data in
-            if let key = idempotencyKey, let stored = try await storedResponse(data, key: key, operation: operation, principal: scope.principal) {
+        return try await store.transaction(key: key ?? idempotencyKey.map { "idempotency:" + $0 }, alsoLocking: others, prelude: { data -> StoredAnswer? in
+            guard let idempotencyKey else { return nil }
+            return try await data.idempotency.find(key: idempotencyKey, operation: operation, principal: scope.principal)
+        }) { data, stored in
+            if let key = idempotencyKey, let stored {
+                guard stored.createdAt > clock.server.now().unixSeconds - Self.idempotencyLifetime else {
+                    // Expired: removed, so the key can be used afresh.
+                    try await data.idempotency.delete(key: key, operation: operation, principal: scope.principal)
+                    return try await (fresh(data), false)
+                }
                 guard stored.fingerprint == fingerprint else {
                     throw SaveDeskError.unprocessable("this Idempotency-Key was already used with a different request", code: "idempotency_key_reused")
                 }
                 return (try JSONDecoder().decode(Output.self, from: Data(stored.body.utf8)), true)
             }
+            return try await (fresh(data), false)
+        }
+
+        /// The change run for the first time, and its answer stored under the key.
+        func fresh(_ data: Repositories) async throws -> Output {
             let output = try await body(data)
             if let key = idempotencyKey {
                 try await data.idempotency.store(
@@ -108,21 +127,8 @@ struct ChangeTransaction: Sendable {
                     body: try Self.json(output), at: clock.server.now().unixSeconds, livemode: scope.livemode
                 )
             }
-            return (output, false)
+            return output
         }
-    }
-
-    /// The stored answer of an Idempotency-Key within its lifetime. An expired one is removed, so
-    /// the key can be used afresh.
-    private func storedResponse(
-        _ data: Repositories, key: String, operation: String, principal: String
-    ) async throws -> (fingerprint: String, body: String)? {
-        guard let stored = try await data.idempotency.find(key: key, operation: operation, principal: principal) else { return nil }
-        guard stored.createdAt > clock.server.now().unixSeconds - Self.idempotencyLifetime else {
-            try await data.idempotency.delete(key: key, operation: operation, principal: principal)
-            return nil
-        }
-        return (stored.fingerprint, stored.body)
     }
 
     /// The fingerprint an Idempotency-Key is bound to, if it was used within its lifetime (the API

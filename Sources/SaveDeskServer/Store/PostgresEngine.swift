@@ -129,15 +129,19 @@ final class PostgresEngine: StoreEngine {
         }
     }
 
-    func transaction<T>(keys: [String], _ body: (any SQLDatabase) async throws -> T) async throws -> T {
+    func transaction<Prior, T>(
+        keys: [String], prelude: (any SQLDatabase) async throws -> Prior, _ body: (any SQLDatabase, Prior) async throws -> T
+    ) async throws -> T {
         do {
-            return try await attemptTransaction(keys: keys, body)
+            return try await attemptTransaction(keys: keys, prelude: prelude, body)
         } catch {
             throw Self.unavailable(error) ?? error
         }
     }
 
-    private func attemptTransaction<T>(keys: [String], _ body: (any SQLDatabase) async throws -> T) async throws -> T {
+    private func attemptTransaction<Prior, T>(
+        keys: [String], prelude: (any SQLDatabase) async throws -> Prior, _ body: (any SQLDatabase, Prior) async throws -> T
+    ) async throws -> T {
         var attempt = 1
         while true {
             do {
@@ -145,8 +149,10 @@ final class PostgresEngine: StoreEngine {
                     let outcome: Result<T, any Error>
                     do {
                         for key in keys { try await connection.query("SELECT pg_advisory_lock(hashtextextended(\(key), 0))", logger: logger) }
+                        let db = connection.sql(queryLogLevel: nil)
+                        let prior = try await prelude(db)
                         try await connection.query("BEGIN ISOLATION LEVEL SERIALIZABLE", logger: logger)
-                        let value = try await body(connection.sql(queryLogLevel: nil))
+                        let value = try await body(db, prior)
                         try await connection.query("COMMIT", logger: logger)
                         outcome = .success(value)
                     } catch {

@@ -162,8 +162,10 @@ final class SQLiteEngine: StoreEngine {
 
     /// Runs `body` alone in one transaction, committed (perhaps with others' transactions) before
     /// this returns.
-    func transaction<T>(keys: [String], _ body: (any SQLDatabase) async throws -> T) async throws -> T {
-        try await withTaskExecutorPreference(onWriterThread) { try await inGroup(body) }
+    func transaction<Prior, T>(
+        keys: [String], prelude: (any SQLDatabase) async throws -> Prior, _ body: (any SQLDatabase, Prior) async throws -> T
+    ) async throws -> T {
+        try await withTaskExecutorPreference(onWriterThread) { try await inGroup { db in try await body(db, try await prelude(db)) } }
     }
 
     private func inGroup<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {

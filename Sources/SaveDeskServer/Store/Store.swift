@@ -98,8 +98,19 @@ public final class Store: Sendable {
     /// changes that others change too (the cancel-flow rollups), so changes to the same thing
     /// queue rather than race.
     func transaction<T>(key: String? = nil, alsoLocking others: [String] = [], _ body: (Repositories) async throws -> T) async throws -> T {
+        try await transaction(key: key, alsoLocking: others, prelude: { _ in () }) { data, _ in try await body(data) }
+    }
+
+    /// The same, with a `prelude` that reads once the keys are held, before the transaction (see
+    /// `StoreEngine.transaction`), and hands what it read to the body.
+    func transaction<Prior, T>(
+        key: String? = nil, alsoLocking others: [String] = [], prelude: (Repositories) async throws -> Prior,
+        _ body: (Repositories, Prior) async throws -> T
+    ) async throws -> T {
         let recorded = EventsRecorded()
-        let value = try await sqlTransaction(key: key, alsoLocking: others) { db in try await body(Repositories(sql: db, kind: kind, recorded: recorded)) }
+        let value = try await sqlTransaction(key: key, alsoLocking: others, prelude: { db in try await prelude(Repositories(sql: db, kind: kind)) }) { db, prior in
+            try await body(Repositories(sql: db, kind: kind, recorded: recorded), prior)
+        }
         if kind == .postgres, recorded.isSet { tellInstances() }
         return value
     }
@@ -154,17 +165,24 @@ public final class Store: Sendable {
     /// Every transaction is timed from the call to its commit, its wait for the writer (the
     /// first run's) recorded, and each run after the first counted as a retry.
     func sqlTransaction<T>(key: String? = nil, alsoLocking others: [String] = [], _ body: (any SQLDatabase) async throws -> T) async throws -> T {
+        try await sqlTransaction(key: key, alsoLocking: others, prelude: { _ in () }) { db, _ in try await body(db) }
+    }
+
+    private func sqlTransaction<Prior, T>(
+        key: String?, alsoLocking others: [String], prelude: (any SQLDatabase) async throws -> Prior,
+        _ body: (any SQLDatabase, Prior) async throws -> T
+    ) async throws -> T {
         let asked = ContinuousClock.now
         var runs = 0
         defer { metrics.transactionDuration.recordNanoseconds(ServerMetrics.nanoseconds(ContinuousClock.now - asked)) }
-        let value = try await engine.transaction(keys: Set((key.map { [$0] } ?? []) + others).sorted()) { db in
+        let value = try await engine.transaction(keys: Set((key.map { [$0] } ?? []) + others).sorted(), prelude: prelude) { db, prior in
             runs += 1
             if runs == 1 {
                 metrics.writerWait.recordNanoseconds(ServerMetrics.nanoseconds(ContinuousClock.now - asked))
             } else {
                 metrics.transactionRetries.increment()
             }
-            return try await body(db)
+            return try await body(db, prior)
         }
         if kind == .sqlite { committed.withLock { $0 }?.call() }
         return value

@@ -13,7 +13,17 @@ protocol StoreEngine: Sendable {
     /// that share one of their `keys` (a customer's changes; sorted, so two transactions take
     /// them in the same order) run one after another across instances rather than racing and
     /// being retried.
-    func transaction<T>(keys: [String], _ body: (any SQLDatabase) async throws -> T) async throws -> T
+    ///
+    /// `prelude` only reads, once the keys are held and before the body, and runs again with each
+    /// run of it; what it returns is handed to the body. On PostgreSQL it runs before the
+    /// transaction begins: what it reads sees every earlier holder of the keys' commits but is
+    /// not part of the SERIALIZABLE transaction, so no commit is checked against it (the
+    /// Idempotency-Key's lookup: read in the transaction, its b-tree page's predicate lock made
+    /// writes of unrelated keys conflict). On SQLite, whose writer is alone, it runs first in the
+    /// transaction.
+    func transaction<Prior, T>(
+        keys: [String], prelude: (any SQLDatabase) async throws -> Prior, _ body: (any SQLDatabase, Prior) async throws -> T
+    ) async throws -> T
     /// Runs `body` outside any transaction (schema work; tests).
     func exclusive<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T
     func close() async
