@@ -160,10 +160,14 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
     typealias Dimension = CancelFlowRollups.Dimension
     typealias Span = CancelFlowRollups.Span
     let db: any SQLDatabase
+    let kind: Store.Kind
 
-    /// Writes `row` and its answers, and lists it for the next fold.
+    /// Writes `row` and its answers, and lists it for the next fold. On PostgreSQL in one
+    /// statement (the response and its answers as data-modifying CTEs of the listing's insert:
+    /// one round trip instead of three; the answers' reference to the response is checked at the
+    /// statement's end); SQLite, in the process, runs the three.
     func insert(_ row: Row) async throws {
-        try await db.insert(into: "cancel_flow_responses")
+        let response = db.insert(into: "cancel_flow_responses")
             .columns(
                 "id", "customer_id", "product_id", "outcome", "offer_shown", "offer_accepted", "pause_shown",
                 "pause_accepted", "pause_duration_days", "last_step_seen", "answers", "variant_id", "actor", "created_at",
@@ -174,16 +178,22 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
                 row.pauseAccepted, row.pauseDurationDays, row.lastStepSeen, row.answersJSON, row.variantId, row.actor,
                 row.createdAt, row.livemode
             ))
-            .run()
+        let answers = row.answers.isEmpty ? nil : db.insert(into: "cancel_flow_answers")
+            .columns("response_id", "question_id", "option_id", "free_text", "has_text", "actor", "created_at", "livemode")
         for answer in row.answers {
-            try await db.insert(into: "cancel_flow_answers")
-                .columns("response_id", "question_id", "option_id", "free_text", "has_text", "actor", "created_at", "livemode")
-                .values(SQLBindings.of(row.id, answer.questionId, answer.optionId, answer.freeText, answer.freeText != nil,
-                                       row.actor, row.createdAt, row.livemode))
-                .run()
+            answers?.values(SQLBindings.of(row.id, answer.questionId, answer.optionId, answer.freeText, answer.freeText != nil,
+                                           row.actor, row.createdAt, row.livemode))
         }
-        try await db.insert(into: "cancel_flow_unrolled").columns("response_id", "livemode", "created_at")
-            .values(SQLBindings.of(row.id, row.livemode, row.createdAt)).run()
+        let listed = db.insert(into: "cancel_flow_unrolled").columns("response_id", "livemode", "created_at")
+            .values(SQLBindings.of(row.id, row.livemode, row.createdAt))
+        guard kind == .postgres else {
+            try await response.run()
+            try await answers?.run()
+            return try await listed.run()
+        }
+        listed.with("response", as: response.insert)
+        if let answers { listed.with("answers", as: answers.insert) }
+        try await listed.run()
     }
 
     /// Folds every response not yet rolled up into the rollups, then empties the list. Runs in a

@@ -35,7 +35,7 @@ struct Repositories: Sendable {
         events = SQLEventLogRepository(db: db, kind: kind, recorded: recorded)
         audit = SQLAuditRepository(db: db, events: events)
         idempotency = SQLIdempotencyRepository(db: db)
-        cancelFlow = SQLCancelFlowResponseRepository(db: db)
+        cancelFlow = SQLCancelFlowResponseRepository(db: db, kind: kind)
         appStore = SQLAppStoreRepository(db: db)
         checkouts = SQLCheckoutRepository(db: db)
         switchAndSave = SQLSwitchAndSaveRepository(db: db)
