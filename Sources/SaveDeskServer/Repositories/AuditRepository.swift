@@ -4,17 +4,30 @@ import SQLKit
 /// Each row appended is also the event log's next event (`EventLogRepository`): every change the
 /// server records reaches the desk's event stream.
 protocol AuditRepository: Sendable {
-    func append(_ event: AuditRecord) async throws
+    /// Appends `event`, and stores `answer` (its change's Idempotency-Key's) with it: on
+    /// PostgreSQL in one statement, the audit row a data-modifying CTE of the answer's insert.
+    func append(_ event: AuditRecord, answering answer: IdempotencyAnswer?) async throws
     /// A customer's newest events first.
     func timeline(customerId: String, limit: Int) async throws -> [AuditRecord]
 }
 
+extension AuditRepository {
+    func append(_ event: AuditRecord) async throws { try await append(event, answering: nil) }
+}
+
 struct SQLAuditRepository: AuditRepository {
     let db: any SQLDatabase
+    let kind: Store.Kind
     let events: any EventLogRepository
 
-    func append(_ event: AuditRecord) async throws {
-        try await db.insert(event, into: "audit_events")
+    func append(_ event: AuditRecord, answering answer: IdempotencyAnswer?) async throws {
+        let row = try db.insert(into: "audit_events").model(event, with: SQLCoding.encoder)
+        if let answer, kind == .postgres {
+            try await SQLIdempotencyRepository.insert(answer, on: db).with("audit", as: row.insert).run()
+        } else {
+            try await row.run()
+            if let answer { try await SQLIdempotencyRepository.insert(answer, on: db).run() }
+        }
         try await events.record(event)
     }
 

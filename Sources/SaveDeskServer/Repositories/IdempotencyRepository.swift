@@ -3,13 +3,24 @@ import SQLKit
 /// An Idempotency-Key's stored answer: the request's fingerprint, the answer, when it was stored.
 typealias StoredAnswer = (fingerprint: String, body: String, createdAt: Int64)
 
+/// The answer of a request made with an Idempotency-Key, to store.
+struct IdempotencyAnswer: Sendable {
+    var key: String
+    var operation: String
+    var principal: String
+    var fingerprint: String
+    var body: String
+    var at: Int64
+    var livemode: Bool
+}
+
 /// The answers of Idempotency-Keys, per key, operation and principal.
 protocol IdempotencyRepository: Sendable {
     /// The stored answer and when it was stored.
     func find(key: String, operation: String, principal: String) async throws -> StoredAnswer?
     /// The fingerprint, if it was stored after `cutoff`.
     func fingerprint(key: String, operation: String, principal: String, storedAfter cutoff: Int64) async throws -> String?
-    func store(key: String, operation: String, principal: String, fingerprint: String, body: String, at: Int64, livemode: Bool) async throws
+    func store(_ answer: IdempotencyAnswer) async throws
     func delete(key: String, operation: String, principal: String) async throws
     /// Removes the answers of one mode stored at or before `cutoff`.
     /// Removes the records of one mode stored at or before `cutoff`; returns how many.
@@ -37,11 +48,15 @@ struct SQLIdempotencyRepository: IdempotencyRepository {
         return try await query.first()?.decode(column: "fingerprint", as: String.self)
     }
 
-    func store(key: String, operation: String, principal: String, fingerprint: String, body: String, at time: Int64, livemode: Bool) async throws {
-        try await db.insert(into: "idempotency_records")
+    func store(_ answer: IdempotencyAnswer) async throws {
+        try await Self.insert(answer, on: db).run()
+    }
+
+    /// The insert of `answer` (also sent with a change's audit row: `SQLAuditRepository.append`).
+    static func insert(_ answer: IdempotencyAnswer, on db: any SQLDatabase) -> SQLInsertBuilder {
+        db.insert(into: "idempotency_records")
             .columns("idempotency_key", "route", "principal", "fingerprint", "body", "created_at", "livemode")
-            .values(SQLBindings.of(key, operation, principal, fingerprint, body, time, livemode))
-            .run()
+            .values(SQLBindings.of(answer.key, answer.operation, answer.principal, answer.fingerprint, answer.body, answer.at, answer.livemode))
     }
 
     func delete(key: String, operation: String, principal: String) async throws {

@@ -33,7 +33,7 @@ struct Repositories: Sendable {
         customers = SQLCustomerRepository(db: db, kind: kind)
         ledger = SQLLedgerRepository(db: db)
         events = SQLEventLogRepository(db: db, kind: kind, recorded: recorded)
-        audit = SQLAuditRepository(db: db, events: events)
+        audit = SQLAuditRepository(db: db, kind: kind, events: events)
         idempotency = SQLIdempotencyRepository(db: db)
         cancelFlow = SQLCancelFlowResponseRepository(db: db, kind: kind)
         appStore = SQLAppStoreRepository(db: db)

@@ -41,19 +41,17 @@ struct ChangeTransaction: Sendable {
         alsoLocking others: [String] = [], _ change: (Repositories, Int64) async throws -> Change<Output>
     ) async throws -> Output {
         let parameters = try Self.json(request)
-        return try await idempotent(scope, operation: operation, request: request, idempotencyKey: idempotencyKey, key: "customer:" + customerId, alsoLocking: others) { data in
+        return try await recorded(scope, operation: operation, request: request, idempotencyKey: idempotencyKey, key: "customer:" + customerId, alsoLocking: others) { data in
             try await Self.checkVersion(data, customerId: customerId, scope: scope)
             let now = clock.now(scope).unixSeconds
             try await settlement.settle(data, customerId: customerId, now: now, scope: scope)
             let result = try await change(data, now)
-            if result.isChange {
-                try await data.audit.append(AuditRecord(
-                    id: AuditID.next(), at: now, actor: scope.actor, customerId: customerId,
-                    action: action, parameters: parameters, beforeState: try result.before.map(Self.json),
-                    afterState: try result.after.map(Self.json), requestId: scope.requestId
-                ))
-            }
-            return result.output
+            guard result.isChange else { return (result.output, nil) }
+            return (result.output, AuditRecord(
+                id: AuditID.next(), at: now, actor: scope.actor, customerId: customerId,
+                action: action, parameters: parameters, beforeState: try result.before.map(Self.json),
+                afterState: try result.after.map(Self.json), requestId: scope.requestId
+            ))
         }.output
     }
 
@@ -99,6 +97,17 @@ struct ChangeTransaction: Sendable {
         _ scope: RequestScope, operation: String, request: Request, idempotencyKey: String?, key: String? = nil,
         alsoLocking others: [String] = [], _ body: (Repositories) async throws -> Output
     ) async throws -> (output: Output, replayed: Bool) {
+        try await recorded(scope, operation: operation, request: request, idempotencyKey: idempotencyKey, key: key, alsoLocking: others) { data in
+            (try await body(data), nil)
+        }
+    }
+
+    /// `idempotent`, for a body that also returns its change's audit row: appended at the end,
+    /// with the Idempotency-Key's answer (on PostgreSQL one statement for both).
+    private func recorded<Request: Encodable & Sendable, Output: Codable & Sendable>(
+        _ scope: RequestScope, operation: String, request: Request, idempotencyKey: String?, key: String?,
+        alsoLocking others: [String], _ body: (Repositories) async throws -> (Output, AuditRecord?)
+    ) async throws -> (output: Output, replayed: Bool) {
         let fingerprint = try idempotencyKey == nil ? "" : scope.fingerprint ?? Fingerprint.of(request)
         return try await store.transaction(key: key ?? idempotencyKey.map { "idempotency:" + $0 }, alsoLocking: others, prelude: { data -> StoredAnswer? in
             guard let idempotencyKey else { return nil }
@@ -118,14 +127,19 @@ struct ChangeTransaction: Sendable {
             return try await (fresh(data), false)
         }
 
-        /// The change run for the first time, and its answer stored under the key.
+        /// The change run for the first time; its audit row and its answer stored under the key.
         func fresh(_ data: Repositories) async throws -> Output {
-            let output = try await body(data)
-            if let key = idempotencyKey {
-                try await data.idempotency.store(
+            let (output, audit) = try await body(data)
+            let answer = try idempotencyKey.map { key in
+                IdempotencyAnswer(
                     key: key, operation: operation, principal: scope.principal, fingerprint: fingerprint,
                     body: try Self.json(output), at: clock.server.now().unixSeconds, livemode: scope.livemode
                 )
+            }
+            if let audit {
+                try await data.audit.append(audit, answering: answer)
+            } else if let answer {
+                try await data.idempotency.store(answer)
             }
             return output
         }
