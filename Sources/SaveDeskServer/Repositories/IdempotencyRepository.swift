@@ -1,9 +1,7 @@
 import SQLKit
 
-/// An Idempotency-Key's stored answer: the request's fingerprint, the answer, when it was stored.
-typealias StoredAnswer = (fingerprint: String, body: String, createdAt: Int64)
-
-/// The answer of a request made with an Idempotency-Key, to store.
+/// The answer of a request made with an Idempotency-Key: the request's fingerprint, the answer,
+/// when it was stored.
 struct IdempotencyAnswer: Sendable {
     var key: String
     var operation: String
@@ -16,8 +14,8 @@ struct IdempotencyAnswer: Sendable {
 
 /// The answers of Idempotency-Keys, per key, operation and principal.
 protocol IdempotencyRepository: Sendable {
-    /// The stored answer and when it was stored.
-    func find(key: String, operation: String, principal: String) async throws -> StoredAnswer?
+    /// The stored answer.
+    func find(key: String, operation: String, principal: String) async throws -> IdempotencyAnswer?
     /// The fingerprint, if it was stored after `cutoff`.
     func fingerprint(key: String, operation: String, principal: String, storedAfter cutoff: Int64) async throws -> String?
     func store(_ answer: IdempotencyAnswer) async throws
@@ -34,12 +32,15 @@ struct SQLIdempotencyRepository: IdempotencyRepository {
         _ = builder.where("idempotency_key", .equal, key).where("route", .equal, operation).where("principal", .equal, principal)
     }
 
-    func find(key: String, operation: String, principal: String) async throws -> StoredAnswer? {
-        let query = db.select().columns("fingerprint", "body", "created_at").from("idempotency_records")
+    func find(key: String, operation: String, principal: String) async throws -> IdempotencyAnswer? {
+        let query = db.select().columns("fingerprint", "body", "created_at", "livemode").from("idempotency_records")
         matching(query, key: key, operation: operation, principal: principal)
         guard let row = try await query.first() else { return nil }
-        return (try row.decode(column: "fingerprint", as: String.self), try row.decode(column: "body", as: String.self),
-                try row.decode(column: "created_at", as: Int64.self))
+        return IdempotencyAnswer(
+            key: key, operation: operation, principal: principal, fingerprint: try row.decode(column: "fingerprint", as: String.self),
+            body: try row.decode(column: "body", as: String.self), at: try row.decode(column: "created_at", as: Int64.self),
+            livemode: try row.decode(column: "livemode", as: Bool.self)
+        )
     }
 
     func fingerprint(key: String, operation: String, principal: String, storedAfter cutoff: Int64) async throws -> String? {

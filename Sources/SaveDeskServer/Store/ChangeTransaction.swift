@@ -109,12 +109,12 @@ struct ChangeTransaction: Sendable {
         alsoLocking others: [String], _ body: (Repositories) async throws -> (Output, AuditRecord?)
     ) async throws -> (output: Output, replayed: Bool) {
         let fingerprint = try idempotencyKey == nil ? "" : scope.fingerprint ?? Fingerprint.of(request)
-        return try await store.transaction(key: key ?? idempotencyKey.map { "idempotency:" + $0 }, alsoLocking: others, prelude: { data -> StoredAnswer? in
+        return try await store.transaction(key: key ?? idempotencyKey.map { "idempotency:" + $0 }, alsoLocking: others, prelude: { data -> IdempotencyAnswer? in
             guard let idempotencyKey else { return nil }
             return try await data.idempotency.find(key: idempotencyKey, operation: operation, principal: scope.principal)
         }) { data, stored in
             if let key = idempotencyKey, let stored {
-                guard stored.createdAt > clock.server.now().unixSeconds - Self.idempotencyLifetime else {
+                guard stored.at > clock.server.now().unixSeconds - Self.idempotencyLifetime else {
                     // Expired: removed, so the key can be used afresh.
                     try await data.idempotency.delete(key: key, operation: operation, principal: scope.principal)
                     return try await (fresh(data), false)
