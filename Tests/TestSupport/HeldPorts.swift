@@ -57,8 +57,22 @@ public enum HeldPorts {
 extension SaveDeskBackend.Running {
     /// Stops the server and holds its port (see `HeldPorts`): what a test that stands for a
     /// server that is down, or restarts it on the same port, uses.
+    ///
+    /// The listener closes first and the rest of the stop (draining, closing the store: seconds on
+    /// PostgreSQL) comes after it, so the port is held as soon as it is free, while the stop goes
+    /// on: held only after the whole stop, another test's server was once given it meanwhile.
     public func stopAndHoldPort() async {
-        await warningIfSlow("stopping the server on port \(port)") { await stop() }
-        HeldPorts.hold(port)
+        let stopped = Atomic<Bool>(false)
+        async let stopping: Void = warningIfSlow("stopping the server on port \(port)") {
+            await stop()
+            stopped.store(true, ordering: .releasing)
+        }
+        while !HeldPorts.isHeld(port) {
+            let done = stopped.load(ordering: .acquiring)
+            HeldPorts.hold(port)
+            if done { break }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        await stopping
     }
 }
