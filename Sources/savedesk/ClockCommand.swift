@@ -9,7 +9,7 @@ struct ClockCommand: AsyncParsableCommand {
     )
 
     struct Advance: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Move time forward; renewals, trial ends and expiries happen.")
+        static let configuration = CommandConfiguration(commandName: "advance", abstract: "Move time forward; renewals, trial ends and expiries happen.")
         @OptionGroup var global: GlobalOptions
         @Option(help: "Days to move forward.") var days = 0
         @Option(help: "Hours to move forward.") var hours = 0

@@ -28,7 +28,7 @@ struct CustomersCommand: AsyncParsableCommand {
     }
 
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "A new customer in the key's mode (audited).")
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "A new customer in the key's mode (audited).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The customer id (the app's user id).") var user: String
         @OptionGroup var fields: Fields
@@ -44,7 +44,7 @@ struct CustomersCommand: AsyncParsableCommand {
     }
 
     struct Update: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change the fields given of a customer (audited).")
+        static let configuration = CommandConfiguration(commandName: "update", abstract: "Change the fields given of a customer (audited).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The customer id.") var user: String
         @OptionGroup var fields: Fields
@@ -60,7 +60,7 @@ struct CustomersCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Customers by id, email or name.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "Customers by id, email or name.")
         @OptionGroup var global: GlobalOptions
         @Option(help: "Part of an id, email or name.") var query: String?
         @Option(help: "The page (from 1).") var page = 1
@@ -80,7 +80,7 @@ struct CustomersCommand: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "A customer's subscriptions, lifecycle, switch and save, and actions.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "A customer's subscriptions, lifecycle, switch and save, and actions.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The customer id.") var user: String
 

@@ -14,7 +14,7 @@ struct EventsCommand: AsyncParsableCommand {
 
     struct Tail: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print events as they happen; reconnects and resumes until interrupted.",
+            commandName: "tail", abstract: "Print events as they happen; reconnects and resumes until interrupted.",
             discussion: "Exit codes: 0 after --count events, 1 an error, 4 a refused key, 130 interrupted."
         )
         @OptionGroup var global: GlobalOptions
