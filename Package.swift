@@ -233,7 +233,10 @@ let package = Package(
         // The `savedesk` binary run as a process against an in-process server.
         .testTarget(
             name: "SaveDeskCommandTests",
-            dependencies: ["SaveDeskServer", "SaveDeskClient", "RetentionDomain", "TestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "SaveDeskServer", "SaveDeskClient", "RetentionDomain", "SaveDeskCommandLine", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             resources: [.copy("Golden")]
         ),
         .testTarget(

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SaveDeskCommandLine
 import SaveDeskTUI
 import SaveDeskViewModels
 
@@ -55,6 +56,22 @@ struct TUICommand: AsyncParsableCommand {
     @Option(help: "An operator key, sk_test_… or sk_live_… (env SAVEDESK_KEY).") var key: String?
     @Option(help: "A profile of $XDG_CONFIG_HOME/savedesk/config.toml.") var profile: String?
     @Option(help: "A theme: default, high-contrast, light, mono, or a TOML file.") var theme: String?
+
+    /// Its options by name, for `direct`: the options above, every one of them.
+    static let optionNames = ["server", "key", "profile", "theme"]
+
+    /// `savedesk tui` and its options as people type them, read without ArgumentParser (see
+    /// `directOptions`); nil for any other command line.
+    static func direct(_ arguments: [String]) -> TUICommand? {
+        guard arguments.first == configuration.commandName,
+              let values = directOptions(arguments.dropFirst(), names: optionNames) else { return nil }
+        var command = TUICommand()
+        command.server = values["server"]
+        command.key = values["key"]
+        command.profile = values["profile"]
+        command.theme = values["theme"]
+        return command
+    }
 
     func run() async throws {
         let settings: CLISettings
