@@ -2,8 +2,12 @@ extension StringProtocol {
     /// Without the white space (spaces, tabs, line breaks) at either end. The standard library's
     /// own test of white space, not Foundation's `trimmingCharacters(in:)`, which goes through
     /// NSString and CoreFoundation (pages of code the console otherwise never touches).
+    /// By index, not by `drop(while:)` and `reversed()`: those build generic collection types
+    /// (reversed slices of reversed substrings), each looked up among every conformance of the
+    /// binary the first time it is used.
     public var trimmedOfWhitespace: String {
-        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+        guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
+        return String(self[first...last])
     }
 }
 

@@ -260,7 +260,7 @@ struct ChunkDecoder {
                     break
                 }
                 let text = String(decoding: pending[index..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
-                guard let size = Int(text.trimmingCharacters(in: .whitespacesAndNewlines), radix: 16), size >= 0 else {
+                guard let size = Int(text.trimmedOfWhitespace, radix: 16), size >= 0 else {
                     throw PlainHTTPTransport.Failure(description: "a bad chunk size")
                 }
                 index = lineEnd + 1

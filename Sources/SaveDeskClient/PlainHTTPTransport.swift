@@ -193,29 +193,61 @@ struct PlainHTTPTransport: ClientTransport {
         var chunked: Bool
     }
 
+    /// The status line and header fields, read as bytes: `String.split` on a separator and
+    /// `lowercased()` go through the generic string algorithms, whose types are each looked up
+    /// among every conformance of the binary the first time (a call made at the console's start).
     static func parseHead(_ bytes: ArraySlice<UInt8>) throws -> Head {
-        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: true)
+        var lines: [ArraySlice<UInt8>] = []
+        var start = bytes.startIndex
+        var index = start
+        while index < bytes.endIndex {
+            if bytes[index] == 13, index + 1 < bytes.endIndex, bytes[index + 1] == 10 {
+                if index > start { lines.append(bytes[start..<index]) }
+                index += 2
+                start = index
+            } else {
+                index += 1
+            }
+        }
+        if start < bytes.endIndex { lines.append(bytes[start...]) }
         guard let statusLine = lines.first else { throw Failure(description: "an empty answer") }
-        let parts = statusLine.split(separator: " ", maxSplits: 2)
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]), (100...599).contains(status) else {
+        let parts = statusLine.split(separator: 32, maxSplits: 2)
+        guard parts.count >= 2, parts[0].starts(with: Array("HTTP/1.".utf8)), let status = Int(String(decoding: parts[1], as: UTF8.self)),
+              (100...599).contains(status)
+        else {
             throw Failure(description: "not an HTTP answer")
         }
         var head = Head(status: status, fields: HTTPFields(), length: nil, chunked: false)
         for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { throw Failure(description: "a malformed header line") }
-            let name = line[..<colon].trimmedOfWhitespace
-            let value = line[line.index(after: colon)...].trimmedOfWhitespace
-            switch name.lowercased() {
-            case "content-length":
+            guard let colon = line.firstIndex(of: 58) else { throw Failure(description: "a malformed header line") }
+            let name = String(decoding: trimmed(line[..<colon]), as: UTF8.self)
+            let value = String(decoding: trimmed(line[(colon + 1)...]), as: UTF8.self)
+            if equalsIgnoringCase(name, "content-length") {
                 guard let length = Int(value), length >= 0, length <= maximumResponseBytes else { throw Failure(description: "a bad Content-Length") }
                 head.length = length
-            case "transfer-encoding":
-                head.chunked = value.lowercased().split(separator: ",").last?.trimmedOfWhitespace == "chunked"
-            default:
-                if let fieldName = HTTPField.Name(name) { head.fields.append(HTTPField(name: fieldName, value: value)) }
+            } else if equalsIgnoringCase(name, "transfer-encoding") {
+                let last = value.utf8.split(separator: 44).last.map { String(decoding: trimmed($0), as: UTF8.self) }
+                head.chunked = last.map { equalsIgnoringCase($0, "chunked") } ?? false
+            } else if let fieldName = HTTPField.Name(name) {
+                head.fields.append(HTTPField(name: fieldName, value: value))
             }
         }
         return head
+    }
+
+    /// Without the spaces and tabs at either end.
+    static func trimmed<C: BidirectionalCollection<UInt8>>(_ bytes: C) -> C.SubSequence {
+        let isBlank = { (byte: UInt8) in byte == 32 || byte == 9 }
+        guard let first = bytes.firstIndex(where: { !isBlank($0) }), let last = bytes.lastIndex(where: { !isBlank($0) }) else {
+            return bytes[bytes.endIndex...]
+        }
+        return bytes[first...last]
+    }
+
+    /// ASCII letters compared without their case (`lowercase` is lowercase already).
+    static func equalsIgnoringCase(_ text: String, _ lowercase: StaticString) -> Bool {
+        let lower = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
+        return text.utf8.count == lower.count && zip(text.utf8, lower).allSatisfy { ($0 >= 65 && $0 <= 90 ? $0 + 32 : $0) == $1 }
     }
 
     /// The body of a chunked answer; throws if it is not all there yet (or malformed).

@@ -87,6 +87,10 @@ public final class SaveDeskClient: Sendable {
     public static func newIdempotencyKey() -> String { "sd_" + UUID().uuidString.lowercased() }
 
     /// Runs a call; `retry` marks it safe to repeat (GET, or POST with an Idempotency-Key).
+    /// `value` reads the answer through its success case (`$0.ok…`), which throws for any other:
+    /// only then is the answer looked at as an error (`failure(of:)` reflects it, and reflection
+    /// looks up each answer type among every conformance of the binary, a few milliseconds of
+    /// the console's start when every answer went through it).
     func send<Output: Sendable, Value>(
         retry: Bool, _ call: () async throws -> Output, _ value: (Output) throws -> Value
     ) async throws(SaveDeskClientError) -> Value {
@@ -95,13 +99,19 @@ public final class SaveDeskClient: Sendable {
             let failure: SaveDeskClientError
             do {
                 let output = try await call()
+                let unread: any Error
+                do {
+                    let answer = try value(output)
+                    noteReachable(true)
+                    return answer
+                } catch {
+                    unread = error
+                }
                 if let error = Self.failure(of: output) {
                     failure = error
                 } else {
                     noteReachable(true)
-                    do { return try value(output) } catch {
-                        throw SaveDeskClientError(kind: .invalidResponse, message: "the server's answer could not be read: \(error)")
-                    }
+                    throw SaveDeskClientError(kind: .invalidResponse, message: "the server's answer could not be read: \(unread)")
                 }
             } catch let error as SaveDeskClientError {
                 throw error

@@ -144,6 +144,23 @@ struct PlainHTTPTransportTests {
         #expect(PlainHTTPTransport.nanoseconds(.milliseconds(1500)) == 1_500_000_000 && PlainHTTPTransport.nanoseconds(.zero) == 1_000_000)
     }
 
+    /// The head is read as bytes: header names in any case, blanks around names and values, the
+    /// last transfer coding deciding chunked, other fields kept as they came.
+    @Test func theHeadIsReadWhateverTheCaseAndSpacing() throws {
+        let head = try PlainHTTPTransport.parseHead(ArraySlice(Array(
+            "HTTP/1.1 404 Not Found\r\ncontent-LENGTH:  12 \r\nX-Request-Id:\tabc \r\nTransfer-Encoding: gzip, Chunked\r\n\r\n".utf8)))
+        #expect(head.status == 404 && head.length == 12 && head.chunked)
+        #expect(head.fields[HTTPField.Name("x-request-id")!] == "abc" && head.fields.count == 1)
+        let plain = try PlainHTTPTransport.parseHead(ArraySlice(Array("HTTP/1.0 200\r\nTransfer-Encoding: chunked, gzip\r\n\r\n".utf8)))
+        #expect(plain.status == 200 && plain.length == nil && !plain.chunked)
+        for bad in ["HTTP/1.1 99 Low\r\n\r\n", "HTTP/2 200 OK\r\n\r\n", "HTTP/1.1 200 OK\r\nno colon here\r\n\r\n",
+                    "HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\n", "\r\n\r\n"] {
+            #expect(throws: PlainHTTPTransport.Failure.self, "\(bad.debugDescription)") {
+                _ = try PlainHTTPTransport.parseHead(ArraySlice(Array(bad.utf8)))
+            }
+        }
+    }
+
     @Test func malformedOrCutAnswersAreErrorsNotCrashes() async throws {
         for reply in [
             "garbage\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", "HTTP/1.1 200 OK\r\nContent-Length: -4\r\n\r\n",
