@@ -54,6 +54,12 @@ int savedesk_start(void) {
     mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED, NULL);
     mouseinterval(0);
     curs_set(0);
+    // ncurses 6.4 flushes its output after every cursor movement until the screen has been
+    // suspended once (its SCREEN starts "initial", and only a refresh after endwin makes it
+    // "running"): a frame went out as a write per moved-to place, each waking the terminal. Once
+    // through endwin and back (before the first frame, nothing drawn yet), a frame is one write.
+    endwin();
+    doupdate();
     if (!has_colors()) return 0;
     start_color();
     use_default_colors();
