@@ -26,6 +26,7 @@ public struct Buffer: Hashable, Sendable {
         let bounds = clip ?? Rect(x: 0, y: 0, width: width, height: height)
         guard y >= max(0, bounds.y), y < min(height, bounds.maxY) else { return 0 }
         let limit = min(width, bounds.maxX)
+        if let written = putPrintableASCII(text, x: x, y: y, style: style, from: max(0, bounds.x), to: limit) { return written }
         if CharacterWidth.isSimple(text) {
             // Every scalar is a grapheme one column wide (or a control, none): no grapheme breaking.
             var column = x
@@ -33,7 +34,7 @@ public struct Buffer: Hashable, Sendable {
                 guard column < limit else { break }
                 if column >= max(0, bounds.x) {
                     clearWide(at: column, y: y)
-                    self[column, y] = Cell(Character(scalar), style: style)
+                    self[column, y] = Cell(scalar, style: style)
                 }
                 column += 1
             }
@@ -58,6 +59,29 @@ public struct Buffer: Hashable, Sendable {
             column += w
         }
         return column - x
+    }
+
+    /// `put` for text of printable ASCII only (most of what screens draw): a cell per byte,
+    /// written in place, and a wide grapheme cut at either end of the run blanked once. Nil for
+    /// any other text.
+    private mutating func putPrintableASCII(_ text: some StringProtocol, x: Int, y: Int, style: Style, from low: Int, to limit: Int) -> Int? {
+        let utf8 = text.utf8
+        guard utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
+        let written = max(0, min(utf8.count, limit - x))
+        let start = max(x, low), end = x + written
+        guard start < end else { return written }
+        clearWide(at: start, y: y)
+        if end - 1 > start { clearWide(at: end - 1, y: y) }
+        let row = y * width
+        cells.withUnsafeMutableBufferPointer { cells in
+            var column = x
+            for byte in utf8 {
+                if column >= end { break }
+                if column >= start { cells[row + column] = Cell(Unicode.Scalar(byte), style: style) }
+                column += 1
+            }
+        }
+        return written
     }
 
     /// Paints every cell of `rect` with `style` (and spaces).

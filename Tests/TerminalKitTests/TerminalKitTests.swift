@@ -56,6 +56,49 @@ struct TerminalKitTests {
         #expect(CharacterWidth.of("Ava Thompson · renews Dec 2\u{2026}") == 28)
     }
 
+    /// Printable ASCII is written as a run (a wide grapheme cut at either end blanked once); over
+    /// any earlier content, clipped or not, it must leave what writing it a character at a time
+    /// leaves.
+    @Test func anASCIIRunWritesWhatItsCharactersWriteOneByOne() {
+        let base: [String] = ["日本", "a", "👍", " ", "é", "x日y", "▸"]
+        let ascii = Array("abc XYZ 0123-_.")
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            var buffer = Buffer(width: 10, height: 2)
+            for _ in 0..<4 {
+                buffer.put(base.randomElement(using: &generator)!, x: Int.random(in: -1...9, using: &generator), y: 1)
+            }
+            var reference = buffer
+            let text = String((0..<Int.random(in: 0...8, using: &generator)).map { _ in ascii.randomElement(using: &generator)! })
+            let x = Int.random(in: -2...10, using: &generator)
+            let clip = Bool.random(using: &generator)
+                ? Rect(x: Int.random(in: 0...4, using: &generator), y: 0, width: Int.random(in: 0...8, using: &generator), height: 2) : nil
+            let style = Style(foreground: .red)
+            let written = buffer.put(text, x: x, y: 1, style: style, clip: clip)
+            let limit = min(10, clip?.maxX ?? 10)
+            var column = x
+            for character in text {
+                guard column < limit else { break }
+                reference.put(String(character), x: column, y: 1, style: style, clip: clip)
+                column += 1
+            }
+            #expect(buffer == reference && written == column - x, "\(text.debugDescription) at \(x), clip \(String(describing: clip))")
+        }
+    }
+
+    /// A frame of cells is made, compared and freed on every key: cells are plain data, and a
+    /// grapheme of several scalars comes back as it went in.
+    @Test func cellsArePlainDataAndKeepTheirGraphemes() {
+        #expect(_isPOD(Cell.self))
+        for grapheme: Character in ["a", " ", "é", "e\u{301}", "日", "👍🏽", "🇫🇷", "👩\u{200D}💻", "\u{1100}\u{1161}"] {
+            #expect(Cell(grapheme).character == grapheme && Cell(grapheme).character.unicodeScalars.elementsEqual(grapheme.unicodeScalars))
+            var cell = Cell()
+            cell.character = grapheme
+            #expect(cell == Cell(grapheme))
+        }
+        #expect(Cell("👍🏽") != Cell("👍") && Cell("e\u{301}") != Cell("e"))
+    }
+
     @Test func wideCharactersTakeTwoCellsAndNeverSplit() {
         var buffer = Buffer(width: 7, height: 1)
         #expect(buffer.put("a日本語", x: 0, y: 0) == 7)
