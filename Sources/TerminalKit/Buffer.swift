@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A screenful of cells. Screens render into a buffer; the terminal diffs it against the last
 /// one and draws only what changed.
 public struct Buffer: Hashable, Sendable {
@@ -26,7 +32,7 @@ public struct Buffer: Hashable, Sendable {
         let bounds = clip ?? Rect(x: 0, y: 0, width: width, height: height)
         guard y >= max(0, bounds.y), y < min(height, bounds.maxY) else { return 0 }
         let limit = min(width, bounds.maxX)
-        if let written = putPrintableASCII(text, x: x, y: y, style: style, from: max(0, bounds.x), to: limit) { return written }
+        if let written = putRun(text, x: x, y: y, style: style, from: max(0, bounds.x), to: limit) { return written }
         if CharacterWidth.isSimple(text) {
             // Every scalar is a grapheme one column wide (or a control, none): no grapheme breaking.
             var column = x
@@ -61,13 +67,17 @@ public struct Buffer: Hashable, Sendable {
         return column - x
     }
 
-    /// `put` for text of printable ASCII only (most of what screens draw): a cell per byte,
-    /// written in place, and a wide grapheme cut at either end of the run blanked once. Nil for
-    /// any other text.
-    private mutating func putPrintableASCII(_ text: some StringProtocol, x: Int, y: Int, style: Style, from low: Int, to limit: Int) -> Int? {
-        let utf8 = text.utf8
-        guard utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
-        let written = max(0, min(utf8.count, limit - x))
+    /// `put` for text whose every scalar is a one-column grapheme on its own (printable ASCII,
+    /// "·", "…", "▸", box drawing: most of what screens draw): a cell per scalar, written in place,
+    /// and a wide grapheme cut at either end of the run blanked once. Nil for any other text.
+    private mutating func putRun(_ text: some StringProtocol, x: Int, y: Int, style: Style, from low: Int, to limit: Int) -> Int? {
+        let scalars = text.unicodeScalars
+        var count = 0
+        for scalar in scalars {
+            guard CharacterWidth.simpleWidth(scalar) == 1 else { return nil }
+            count += 1
+        }
+        let written = max(0, min(count, limit - x))
         let start = max(x, low), end = x + written
         guard start < end else { return written }
         clearWide(at: start, y: y)
@@ -75,13 +85,24 @@ public struct Buffer: Hashable, Sendable {
         let row = y * width
         cells.withUnsafeMutableBufferPointer { cells in
             var column = x
-            for byte in utf8 {
+            for scalar in scalars {
                 if column >= end { break }
-                if column >= start { cells[row + column] = Cell(Unicode.Scalar(byte), style: style) }
+                if column >= start { cells[row + column] = Cell(scalar, style: style) }
                 column += 1
             }
         }
         return written
+    }
+
+    /// Whether row `y` holds the same bytes here as in `other` (a buffer of the same size).
+    func rowBytesEqual(_ y: Int, in other: Buffer) -> Bool {
+        cells.withUnsafeBytes { mine in
+            other.cells.withUnsafeBytes { theirs in
+                let stride = MemoryLayout<Cell>.stride, offset = y * width * stride, length = width * stride
+                guard length > 0 else { return true }
+                return memcmp(mine.baseAddress! + offset, theirs.baseAddress! + offset, length) == 0
+            }
+        }
     }
 
     /// Paints every cell of `rect` with `style` (and spaces).

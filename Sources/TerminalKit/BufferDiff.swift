@@ -12,6 +12,10 @@ public enum BufferDiff {
         let sameSize = old.map { $0.width == new.width && $0.height == new.height } ?? false
         var runs: [Run] = []
         for y in 0..<new.height {
+            // Most rows are as they were: their bytes compare equal and no cell is looked at. (Cells
+            // are plain data; bytes that differ only in padding fall through to the cell by cell
+            // comparison, which is what decides.)
+            if sameSize, new.rowBytesEqual(y, in: old!) { continue }
             var current: Run?
             for x in 0..<new.width {
                 let cell = new[x, y]

@@ -56,12 +56,12 @@ struct TerminalKitTests {
         #expect(CharacterWidth.of("Ava Thompson · renews Dec 2\u{2026}") == 28)
     }
 
-    /// Printable ASCII is written as a run (a wide grapheme cut at either end blanked once); over
-    /// any earlier content, clipped or not, it must leave what writing it a character at a time
-    /// leaves.
-    @Test func anASCIIRunWritesWhatItsCharactersWriteOneByOne() {
+    /// Text of one-column scalars (ASCII, "·", "…", "▸", box drawing) is written as a run (a wide
+    /// grapheme cut at either end blanked once); over any earlier content, clipped or not, it must
+    /// leave what writing it a character at a time leaves.
+    @Test func aRunOfPlainTextWritesWhatItsCharactersWriteOneByOne() {
         let base: [String] = ["日本", "a", "👍", " ", "é", "x日y", "▸"]
-        let ascii = Array("abc XYZ 0123-_.")
+        let ascii = Array("abc XYZ 0123-_.·…▸─")
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<2_000 {
             var buffer = Buffer(width: 10, height: 2)
@@ -123,6 +123,17 @@ struct TerminalKitTests {
         #expect(runs.map { [$0.x, $0.y, $0.cells.count] } == [[0, 1, 1], [9, 2, 1]])
         #expect(BufferDiff.runs(from: nil, to: new).count == 3, "a first frame draws every row")
         #expect(BufferDiff.runs(from: new, to: new).isEmpty)
+        // Rows whose bytes are equal are skipped whole; a change of style, grapheme or
+        // continuation alone still differs, and equal cells written separately compare equal.
+        var styled = old, clustered = old, continued = old, rewritten = old
+        styled.restyle(Rect(x: 3, y: 0, width: 1, height: 1)) { $0.attributes = .bold }
+        clustered[4, 2] = Cell("e\u{301}")
+        continued[5, 1] = Cell(" ", isContinuation: true)
+        rewritten.put("hello", x: 0, y: 1)
+        #expect(BufferDiff.runs(from: old, to: styled).map { [$0.x, $0.y] } == [[3, 0]])
+        #expect(BufferDiff.runs(from: old, to: clustered).map { [$0.x, $0.y] } == [[4, 2]])
+        #expect(BufferDiff.runs(from: old, to: continued).map { [$0.x, $0.y, $0.cells.count] } == [[4, 1, 2]], "with the cell before it")
+        #expect(BufferDiff.runs(from: old, to: rewritten).isEmpty)
     }
 
     @Test func wrapping() {
