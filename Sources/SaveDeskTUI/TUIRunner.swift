@@ -107,3 +107,9 @@ extension TUIRunner where B == NCursesBackend {
         if let problem { model.show(problem, isError: true) }
     }
 }
+
+/// The `savedesk` process's main thread: the main queue served, and the terminal read there
+/// (`MainThreadLoop`). `main` calls this last, for every command.
+public enum ConsoleMainThread {
+    public static func run() -> Never { MainThreadLoop.run() }
+}

@@ -15,6 +15,9 @@ public final class NCursesBackend: Backend, EventSource {
         case none, basic8, full256
     }
 
+    /// What the main thread's loop calls when the terminal has input (while a backend reads it).
+    static var input: (@MainActor () -> Void)?
+
     public private(set) var width = 0
     public private(set) var height = 0
     public let colorDepth: ColorDepth
@@ -43,15 +46,20 @@ public final class NCursesBackend: Backend, EventSource {
     /// Starts reading input and following resizes; `onEvent` gets every key, click and resize,
     /// `onSignal` SIGINT, SIGTERM and SIGHUP (the terminal is still curses'; call `stop()`).
     public func start(onEvent: @escaping @MainActor (KeyEvent) -> Void, onSignal: @escaping @MainActor (Int32) -> Void) {
-        let input = DispatchSource.makeReadSource(fileDescriptor: STDIN_FILENO, queue: .main)
-        input.setEventHandler { [weak self] in
-            MainActor.assumeIsolated {
-                guard let self else { return }
-                for event in self.readAvailable() { onEvent(event) }
-            }
+        let takeInput: @MainActor () -> Void = { [weak self] in
+            guard let self else { return }
+            for event in self.readAvailable() { onEvent(event) }
         }
-        input.resume()
-        sources.append(input)
+        if MainThreadLoop.isRunning {
+            // The main thread waits on the terminal itself (see MainThreadLoop).
+            Self.input = takeInput
+            MainThreadLoop.watchInput()
+        } else {
+            let input = DispatchSource.makeReadSource(fileDescriptor: STDIN_FILENO, queue: .main)
+            input.setEventHandler { MainActor.assumeIsolated { takeInput() } }
+            input.resume()
+            sources.append(input)
+        }
         for signalNumber in [SIGWINCH, SIGINT, SIGTERM, SIGHUP] {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
@@ -78,6 +86,10 @@ public final class NCursesBackend: Backend, EventSource {
     public func stop() {
         for source in sources { source.cancel() }
         sources.removeAll()
+        if Self.input != nil {
+            MainThreadLoop.stopWatchingInput()
+            Self.input = nil
+        }
         savedesk_stop()
     }
 

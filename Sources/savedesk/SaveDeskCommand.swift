@@ -19,9 +19,10 @@ struct SaveDeskCommand: AsyncParsableCommand {
     )
 
     /// As ArgumentParser's, except that a usage error exits 2, not 64. The main thread serves the
-    /// main actor from Foundation's run loop: an `async` main would give it to `dispatch_main`,
-    /// which ends the thread with `pthread_exit`, whose forced unwind searches the unwind tables
-    /// (about 0.7 MB of the console's resident memory, for nothing). `savedesk tui` as people type it
+    /// main actor from a loop of its own (`ConsoleMainThread`, which also reads the terminal): an
+    /// `async` main would give it to `dispatch_main`, which ends the thread with `pthread_exit`,
+    /// whose forced unwind searches the unwind tables (about 0.7 MB of the console's resident
+    /// memory, for nothing). `savedesk tui` as people type it
     /// is read directly (its start is timed); every other command line goes through ArgumentParser.
     static func main() {
         SaveDeskClient.useOneNetworkThread()
@@ -29,6 +30,6 @@ struct SaveDeskCommand: AsyncParsableCommand {
             await runExitingTwoOnUsageError(parsed: TUICommand.direct(Array(CommandLine.arguments.dropFirst())))
             Foundation.exit(0)
         }
-        RunLoop.main.run()
+        ConsoleMainThread.run()
     }
 }

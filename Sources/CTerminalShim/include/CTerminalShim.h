@@ -56,4 +56,13 @@ enum {
 int savedesk_read(unsigned int *scalar, int *code);
 /// The last mouse event: 1 when it is a left click/press, with its cell.
 int savedesk_mouse(int *y, int *x);
+
+/// Linux: runs the main thread's loop for good (it never returns): serves the main dispatch queue
+/// and calls the handler `savedesk_main_loop_watch` set, on this thread, when its descriptor is
+/// readable. The console's `main` runs it instead of Foundation's run loop.
+void savedesk_main_loop(void);
+/// 1 once `savedesk_main_loop` runs.
+int savedesk_main_loop_running(void);
+/// Calls `handler` from the main loop whenever `fd` is readable (a NULL handler stops it).
+void savedesk_main_loop_watch(int fd, void (*handler)(void));
 #endif
