@@ -68,6 +68,13 @@ $(PEERS)/tui-rs: Benchmarks/tui-rs/src/main.rs Benchmarks/tui-rs/Cargo.toml | be
 build: deps
 	$(SWIFT) build
 
+# How many tests run at once. Unbounded, Swift Testing starts every test together: on PostgreSQL
+# some 160 servers then seed their databases at once, a seed took over a minute and a test's
+# request could wait past its client's timeout (a run failed that way). Twelve keep both cores busy:
+# the PostgreSQL pass went from 185 s with 162 slow-seed warnings to 123 s with none, on 2 cores.
+TEST_WIDTH ?= 12
+TEST_ENV = SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) SAVEDESK_TEST_PYTHON=$(abspath $(VENV))/bin/python
+
 # Suites whose servers keep their data in TestDatabase: `make test` runs them a second time on a
 # throwaway PostgreSQL cluster (with the two-instance tests), started for the run and removed after.
 POSTGRES_SUITES := SaveDeskServerTests|SaveDeskClientTests|SaveDeskCommandTests|SaveDeskViewModelsTests|SDKContractTests
@@ -75,7 +82,7 @@ POSTGRES_SUITES := SaveDeskServerTests|SaveDeskClientTests|SaveDeskCommandTests|
 # The PostgreSQL pass alone.
 test-postgres: deps $(VENV_STAMP)
 	$(SWIFT) build --build-tests
-	SAVEDESK_TEST_PYTHON=$(abspath $(VENV))/bin/python scripts/summarize-failures.sh scripts/stall-guard.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
+	$(TEST_ENV) scripts/summarize-failures.sh scripts/stall-guard.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
 
 # The backend on a throwaway PostgreSQL cluster, with the demo data (see scripts/postgres-demo.sh).
 postgres-demo: deps
@@ -98,8 +105,8 @@ $(VENV_STAMP):
 # check, a new seed each run: about 2 minutes).
 test: deps $(VENV_STAMP)
 	$(SWIFT) build --build-tests
-	SAVEDESK_TEST_PYTHON=$(abspath $(VENV))/bin/python scripts/summarize-failures.sh $(SWIFT) test --skip-build
-	SAVEDESK_TEST_PYTHON=$(abspath $(VENV))/bin/python scripts/summarize-failures.sh scripts/stall-guard.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
+	$(TEST_ENV) scripts/summarize-failures.sh $(SWIFT) test --skip-build
+	$(TEST_ENV) scripts/summarize-failures.sh scripts/stall-guard.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
 	scripts/fuzz.sh $$($(SWIFT) build --show-bin-path)/savedesk $(VENV)/bin/schemathesis
 
 # The fuzz stage alone (FUZZ_SEED=N replays a run; the seed is printed).

@@ -96,7 +96,7 @@ struct SDKApp {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(string: body))
         }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let response = try await HTTPClient.shared.execute(request, timeout: TimeAmount(answerPatience))
         return Reply(status: Int(response.status.code), body: Data(buffer: try await response.body.collect(upTo: 8 << 20)))
     }
 

@@ -31,7 +31,7 @@ struct LocalStripeTests {
             request.headers.add(name: "Authorization", value: "Bearer \(LocalStripeTests.key)")
             request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
             request.body = .bytes(ByteBuffer(string: form.map { "\(StripeClient.Form.escape($0.0))=\(StripeClient.Form.escape($0.1))" }.joined(separator: "&")))
-            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+            let response = try await HTTPClient.shared.execute(request, timeout: TimeAmount(answerPatience))
             let body = try await response.body.collect(upTo: 1 << 20)
             guard body.readableBytes > 0 else { return [:] }  // the _config calls answer with no body
             return try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] ?? [:]

@@ -55,7 +55,7 @@ struct ServeProcessTests {
         let server = try await Self.launch(directory)
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(server.port)/v1/iap/cancel-flow/")
         request.headers.add(name: "X-ZeroSettle-Key", value: TestServer.appKey)
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let response = try await HTTPClient.shared.execute(request, timeout: TimeAmount(answerPatience))
         #expect(response.status.code == 200)
         #expect(String(buffer: try await response.body.collect(upTo: 1 << 20)).contains("questions"))
         server.process.signal(signal)

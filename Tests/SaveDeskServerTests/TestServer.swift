@@ -110,7 +110,7 @@ struct TestServer {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(string: body))
         }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let response = try await HTTPClient.shared.execute(request, timeout: TimeAmount(answerPatience))
         let bytes = try await response.body.collect(upTo: 1 << 20)
         return (Int(response.status.code), String(buffer: bytes), response.headers)
     }

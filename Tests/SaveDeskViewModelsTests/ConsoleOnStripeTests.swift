@@ -14,7 +14,7 @@ struct ConsoleOnStripeTests {
         let double = try await StripeDouble.start()
         defer { double.stop() }
         let settings = StripeSettings(
-            apiBase: double.baseURL, timeoutSeconds: 2, maxRetries: 1, retryBaseDelay: .milliseconds(10),
+            apiBase: double.baseURL, timeoutSeconds: 30, maxRetries: 1, retryBaseDelay: .milliseconds(10),
             test: .init(secretKey: StripeSecret(double.secretKey), webhookSecrets: [StripeSecret(double.webhookSecret)],
                         prices: ["premium_monthly": "price_vm_premium", "premium_yearly": "price_vm_yearly", "basic_monthly": "price_vm_basic"])
         )

@@ -73,7 +73,7 @@ struct Demo {
     var url: URL { URL(string: running.baseURL)! }
 
     @MainActor
-    func console(timeout: Duration = .seconds(10)) throws -> AppModel {
+    func console(timeout: Duration = answerPatience) throws -> AppModel {
         try AppModel(serverURL: url, key: Self.operatorKey, dataDirectory: consoleDirectory, timeout: timeout)
     }
 

@@ -16,3 +16,8 @@ public func warningIfSlow<T>(_ label: String, after: Duration = .seconds(60), _ 
     defer { watcher.cancel() }
     return try await body()
 }
+
+/// How long a test waits for an answer from a server on loopback before taking it for a hang. A
+/// guard, not a figure: hundreds of tests in parallel on two cores (and on PostgreSQL) can keep a
+/// request waiting for many seconds, and a shorter bound failed a run that was only busy.
+public let answerPatience: Duration = .seconds(120)

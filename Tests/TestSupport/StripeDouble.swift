@@ -272,7 +272,7 @@ public final class StripeDouble: Sendable {
             value: signature ?? StripeSignature.header(body: event.body, secrets: [secret ?? webhookSecret], timestamp: timestamp)
         )
         request.body = .bytes(ByteBuffer(data: event.body))
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let response = try await HTTPClient.shared.execute(request, timeout: TimeAmount(answerPatience))
         let body = try await response.body.collect(upTo: 1 << 20)
         return (Int(response.status.code), String(buffer: body))
     }
