@@ -21,7 +21,8 @@ struct LocalServer {
         let seed = try #require(DemoSeed.demoSeedPath)
         _ = try await warningIfSlow("LocalServer.start: seeding") { try await DemoSeed.apply(file: seed, config: config, databasePath: database) }
         let running = try await warningIfSlow("LocalServer.start: starting the server") {
-            try await SaveDeskBackend.start(config: config, databasePath: database, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+            try await SaveDeskBackend.start(config: config, databasePath: database, options: .init(testClock: true, dataDirectory: directory.path),
+                                            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         }
         return LocalServer(running: running, directory: directory)
     }

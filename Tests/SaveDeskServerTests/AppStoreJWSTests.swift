@@ -95,4 +95,24 @@ struct AppStoreJWSTests {
         let token = try await second.sign(Self.transaction())
         #expect(await rejection(token, verifier(trusting: first)) == nil)
     }
+
+    /// Servers sharing a data directory (instances on PostgreSQL in one working directory, or the
+    /// servers of one test process) that start together all get the one chain, and none fails.
+    @Test func serversStartingTogetherOnOneDirectoryShareOneChain() async throws {
+        for _ in 0..<5 {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-ca-\(UUID())")
+            let chains = await withTaskGroup(of: Result<LocalStoreKitCA, any Error>.self) { group in
+                for _ in 0..<8 {
+                    group.addTask { await Task.detached { Result { try LocalStoreKitCA.loadOrCreate(in: directory) } }.value }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let loaded = try chains.map { try $0.get() }
+            #expect(Set(loaded.map(\.root)).count == 1 && Set(loaded.map(\.leaf)).count == 1)
+            let again = try LocalStoreKitCA.loadOrCreate(in: directory)
+            #expect(again.root == loaded[0].root)
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".tmp-") }
+            #expect(leftovers.isEmpty)
+        }
+    }
 }

@@ -32,7 +32,8 @@ struct Demo {
         if seed { _ = try await DemoSeed.apply(file: try #require(DemoSeed.demoSeedPath), config: config, databasePath: database) }
         if port != 0 { HeldPorts.release(port) }
         let running = try await SaveDeskBackend.start(
-            config: config, databasePath: database, port: port, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+            config: config, databasePath: database, port: port, options: .init(testClock: true, dataDirectory: serverDirectory.path),
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         )
         return Demo(running: running, serverDirectory: serverDirectory,
                     consoleDirectory: consoleDirectory ?? base.appendingPathComponent("console"))

@@ -15,8 +15,13 @@ struct LocalStoreKitCA: Sendable {
 
     static let files = ["storekit-root.pem", "storekit-intermediate.pem", "storekit-leaf.pem", "storekit-leaf-key.pem"]
 
-    /// The CA kept in `directory`, created there when missing.
+    /// The CA kept in `directory`, created there when missing (under the directory's lock: servers
+    /// that share it and start together all get the one chain).
     static func loadOrCreate(in directory: URL) throws -> LocalStoreKitCA {
+        try PrivateFile.withLock(in: directory) { try loadOrCreateLocked(in: directory) }
+    }
+
+    private static func loadOrCreateLocked(in directory: URL) throws -> LocalStoreKitCA {
         let paths = files.map { directory.appendingPathComponent($0) }
         if paths.allSatisfy({ FileManager.default.fileExists(atPath: $0.path) }) {
             // A key written by an older version may be readable by others: it is the server's alone.

@@ -40,9 +40,10 @@ struct PromotionalOfferSigner: Sendable {
             path = URL(fileURLWithPath: file)
         } else if localCA {
             path = dataDirectory.appendingPathComponent(localKeyFile)
-            if !FileManager.default.fileExists(atPath: path.path) {
-                try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
-                try PrivateFile.write(Data(P256.Signing.PrivateKey().pemRepresentation.utf8), to: path, mode: 0o600)
+            try PrivateFile.withLock(in: dataDirectory) {
+                if !FileManager.default.fileExists(atPath: path.path) {
+                    try PrivateFile.write(Data(P256.Signing.PrivateKey().pemRepresentation.utf8), to: path, mode: 0o600)
+                }
             }
         } else {
             return nil

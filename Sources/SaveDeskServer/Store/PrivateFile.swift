@@ -4,7 +4,8 @@ import Foundation
 /// start (never widened afterwards), flushed, then renamed into place.
 enum PrivateFile {
     static func write(_ data: Data, to target: URL, mode: mode_t = 0o600) throws {
-        let temporary = target.path + ".tmp-\(getpid())"
+        // Unique per write: two servers of one process (or two processes) may write at once.
+        let temporary = target.path + ".tmp-\(getpid())-\(UUID().uuidString)"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, mode)
         guard descriptor >= 0 else { throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: target.path]) }
         fchmod(descriptor, mode)
@@ -15,6 +16,22 @@ enum PrivateFile {
         guard rename(temporary, target.path) == 0 else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: target.path])
         }
+    }
+
+    /// Runs `body` holding an exclusive lock on `directory` (flock(2) on its `.lock` file, created
+    /// if missing): servers of one process or of several that share the directory and start
+    /// together check and create its files one at a time, so all of them use the same ones.
+    static func withLock<T>(in directory: URL, _ body: () throws -> T) throws -> T {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent(".lock").path
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path]) }
+        defer { close(descriptor) }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw CocoaError(.fileLocking, userInfo: [NSFilePathErrorKey: path]) }
+        }
+        defer { flock(descriptor, LOCK_UN) }
+        return try body()
     }
 
     struct Problem: Error { let message: String }
