@@ -2,14 +2,32 @@ import Foundation
 import Logging
 import SaveDeskClient
 import SQLKit
+import Synchronization
 import TestSupport
 import Testing
 
 @testable import SaveDeskServer
 
+/// The tmux servers the suite started, killed with what runs in them once its tests are over: a
+/// test's `defer { Task { await terminal.stop() } }` may never run once the last test has returned,
+/// and a test that failed midway left its `savedesk demo` (and its server) running for good.
+struct TmuxServers: SuiteTrait, TestScoping {
+    private static let sockets = Mutex<[String]>([])
+
+    static func register(_ socket: String) { sockets.withLock { $0.append(socket) } }
+
+    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        let outcome = await Result.of { try await function() }
+        for socket in Self.sockets.withLock({ list in defer { list.removeAll() }; return list }) {
+            _ = await (try? ChildProcess.spawn("tmux", ["-L", socket, "kill-server"]))?.wait(timeout: .seconds(10))
+        }
+        try outcome.get()
+    }
+}
+
 /// The built `savedesk demo` in a real terminal (tmux, 80×24): keys in, screen text out, and the
 /// server's database checked after each flow.
-@Suite("savedesk demo in tmux", .serialized)
+@Suite("savedesk demo in tmux", .serialized, TmuxServers())
 struct TmuxEndToEndTests {
     static let binary = Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("savedesk")
 
@@ -26,6 +44,7 @@ struct TmuxEndToEndTests {
         }
 
         init() throws {
+            TmuxServers.register(socket)
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-tmux-\(UUID())")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         }

@@ -43,9 +43,22 @@ public final class ChildProcess: Sendable {
         defer { argv.forEach { free($0) } }
         let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
         defer { envp?.forEach { free($0) } }
+        // As from a shell: no signal blocked, every one at its default. A child inherits the mask
+        // of the thread that spawns it, and the test's threads (Swift concurrency's, libdispatch's)
+        // block nearly all signals: a tmux server started from one ignored kill-server's SIGHUP to
+        // its panes, and a `savedesk demo` left behind by a failed test outlived every stop.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let spawned = envp.map { posix_spawnp(&pid, executable, &actions, nil, argv, $0) }
-            ?? posix_spawnp(&pid, executable, &actions, nil, argv, environ)
+        let spawned = envp.map { posix_spawnp(&pid, executable, &actions, &attributes, argv, $0) }
+            ?? posix_spawnp(&pid, executable, &actions, &attributes, argv, environ)
         guard spawned == 0 else {
             throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "cannot start \(executable): errno \(spawned)"])
         }
