@@ -380,3 +380,5 @@ if !parts.contains(.tui) {
 } else {
     print("\nterminal UI: \(savedeskBinary) is missing (make bench builds it)")
 }
+// Its databases take gigabytes (ten million responses); the servers go with the process.
+try? FileManager.default.removeItem(at: directory)

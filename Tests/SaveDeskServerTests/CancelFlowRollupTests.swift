@@ -5,8 +5,9 @@ import SaveDeskAPI
 import Testing
 
 /// The cancel-flow funnel reads daily rollups for whole days, hourly rollups for the whole hours
-/// of the partial days at the ends of its range, and rows only for the partial hours; whatever
-/// the range, it must count what a hand count does.
+/// of the partial days at the ends of its range, five-minute rollups for the whole five minutes
+/// of the partial hours, and rows only for the partial five minutes; whatever the range, it must
+/// count what a hand count does.
 @Suite("Cancel-flow rollups")
 struct CancelFlowRollupTests {
     typealias Response = Components.Schemas.CancelFlowResponse
@@ -31,25 +32,32 @@ struct CancelFlowRollupTests {
     static let actors = [(TestServer.appKey, "app"), (TestServer.operatorKey, "Marco (support)"),
                          ("sk_test_savedesk_demo_priya_0001", "Priya (support lead)")]
 
-    /// Submits `count` varied responses over about four days, at uneven times.
-    static func submit(_ count: Int, to server: TestServer, generator: inout Generator) async throws -> [Submitted] {
-        var submitted: [Submitted] = []
+    /// A varied response, the key that submits it and its actor.
+    static func response(_ index: Int, generator: inout Generator) -> (key: String, actor: String, response: Response) {
         let outcomes: [Response.OutcomePayload] = [.cancelled, .retained, .paused, .dismissed]
+        let (key, actor) = actors[generator.next(actors.count)]
+        let outcome = outcomes[generator.next(outcomes.count)]
+        let pauseDays: Int? = outcome == .paused ? [7, 14, 30][generator.next(3)] : nil
+        let text = generator.next(3) == 0 ? "reason \(index)" : nil
+        var answers: [Components.Schemas.CancelFlowAnswer] = [.init(questionId: 1, selectedOptionId: 11 + generator.next(4))]
+        if let text { answers.append(.init(questionId: 3, freeText: text)) }
+        let response = Response(
+            userId: ["cus_ava", "cus_ben", "cus_chloe", "cus_quinn"][generator.next(4)], productId: "premium_monthly",
+            outcome: outcome, offerShown: generator.next(2) == 0, offerAccepted: outcome == .retained,
+            pauseShown: outcome == .paused || generator.next(2) == 0, pauseAccepted: outcome == .paused,
+            pauseDurationDays: pauseDays, lastStepSeen: 1 + generator.next(3),
+            answers: answers
+        )
+        return (key, actor, response)
+    }
+
+    /// Submits `count` varied responses over about four days, at uneven times (or `spacing`
+    /// seconds apart).
+    static func submit(_ count: Int, to server: TestServer, generator: inout Generator, spacing: Double? = nil) async throws -> [Submitted] {
+        var submitted: [Submitted] = []
         for index in 0..<count {
-            server.clock.advance(by: Double(generator.next(8 * 3_600)))
-            let (key, actor) = actors[generator.next(actors.count)]
-            let outcome = outcomes[generator.next(outcomes.count)]
-            let pauseDays: Int? = outcome == .paused ? [7, 14, 30][generator.next(3)] : nil
-            let text = generator.next(3) == 0 ? "reason \(index)" : nil
-            var answers: [Components.Schemas.CancelFlowAnswer] = [.init(questionId: 1, selectedOptionId: 11 + generator.next(4))]
-            if let text { answers.append(.init(questionId: 3, freeText: text)) }
-            let response = Response(
-                userId: ["cus_ava", "cus_ben", "cus_chloe", "cus_quinn"][generator.next(4)], productId: "premium_monthly",
-                outcome: outcome, offerShown: generator.next(2) == 0, offerAccepted: outcome == .retained,
-                pauseShown: outcome == .paused || generator.next(2) == 0, pauseAccepted: outcome == .paused,
-                pauseDurationDays: pauseDays, lastStepSeen: 1 + generator.next(3),
-                answers: answers
-            )
+            server.clock.advance(by: spacing ?? Double(generator.next(8 * 3_600)))
+            let (key, actor, response) = Self.response(index, generator: &generator)
             _ = try await server.client(key: key).submitCancelFlowResponse(body: .json(response)).ok
             submitted.append(Submitted(actor: actor, at: server.clock.now(), response: response))
         }
@@ -160,8 +168,8 @@ struct CancelFlowRollupTests {
         let partial = try await server.desk.getCancelFlowAnalytics(query: .init(from: midnight.addingTimeInterval(60))).ok.body.json
         #expect(wholeDays.outcomes.total > 0)
         // Without the rows, whole days still count in full; a range that starts a minute after
-        // midnight loses only what its partial first hour read from the rows (the rest of that
-        // day is whole hours, read from the hourly rollups).
+        // midnight loses only what its partial first five minutes read from the rows (the rest
+        // of that day is whole hours and five minutes, read from their rollups).
         try await server.running.store.exclusive { db in
             try await db.delete(from: "cancel_flow_answers").run()
             try await db.delete(from: "cancel_flow_responses").run()
@@ -175,8 +183,8 @@ struct CancelFlowRollupTests {
         let withoutRows = try await server.desk.getCancelFlowAnalytics(query: .init(from: midnight)).ok.body.json
         #expect(withoutSamples(withoutRows) == withoutSamples(wholeDays))
         let afterwards = try await server.desk.getCancelFlowAnalytics(query: .init(from: midnight.addingTimeInterval(60))).ok.body.json
-        let firstHour = submitted.filter { $0.at >= midnight.addingTimeInterval(60) && $0.at < midnight.addingTimeInterval(3_600) }.count
-        #expect(afterwards.outcomes.total == partial.outcomes.total - firstHour)
+        let firstFive = submitted.filter { $0.at >= midnight.addingTimeInterval(60) && $0.at < midnight.addingTimeInterval(300) }.count
+        #expect(afterwards.outcomes.total == partial.outcomes.total - firstFive)
     }
 
     @Test func wholeHoursOfAPartialDayAreReadFromTheHourlyRollups() async throws {
@@ -196,7 +204,7 @@ struct CancelFlowRollupTests {
         let partial = try await server.desk.getCancelFlowAnalytics(query: .init(from: from.addingTimeInterval(60), to: to)).ok.body.json
         #expect(hours.outcomes.total > 0)
         // Without the rows, whole hours still count in full; a range that starts a minute into
-        // an hour loses only what that partial hour read from the rows.
+        // an hour loses only what its partial five minutes read from the rows.
         try await server.running.store.exclusive { db in
             try await db.delete(from: "cancel_flow_answers").run()
             try await db.delete(from: "cancel_flow_responses").run()
@@ -206,23 +214,143 @@ struct CancelFlowRollupTests {
         #expect(withoutRows.lastStepReached == hours.lastStepReached)
         #expect(withoutRows.questions.map { $0.answers.map(\.count) } == hours.questions.map { $0.answers.map(\.count) })
         let afterwards = try await server.desk.getCancelFlowAnalytics(query: .init(from: from.addingTimeInterval(60), to: to)).ok.body.json
-        let firstHour = submitted.filter { $0.at >= from.addingTimeInterval(60) && $0.at < from.addingTimeInterval(3_600) }.count
-        #expect(afterwards.outcomes.total == partial.outcomes.total - firstHour)
+        let firstFive = submitted.filter { $0.at >= from.addingTimeInterval(60) && $0.at < from.addingTimeInterval(300) }.count
+        #expect(afterwards.outcomes.total == partial.outcomes.total - firstFive)
     }
 
-    @Test func aRangeSplitsIntoDaysHoursAndRows() {
-        let day: Int64 = 86_400, hour: Int64 = 3_600
-        // 10:30 on day 1 to 05:15 on day 4: rows 10:30–11:00, hours 11:00–24:00, days 2 and 3,
-        // hours 00:00–05:00 of day 4, rows 05:00–05:15.
-        let split = CancelFlowRollups.split(from: day + 10 * hour + 1_800, to: 4 * day + 5 * hour + 900)
-        #expect(split.days.map { [$0.from, $0.to] } == [2 * day, 4 * day])
-        #expect(split.hours.map { [$0.from, $0.to] } == [[day + 11 * hour, 2 * day], [4 * day, 4 * day + 5 * hour]])
-        #expect(split.rows.map { [$0.from, $0.to] } == [[day + 10 * hour + 1_800, day + 11 * hour], [4 * day + 5 * hour, 4 * day + 5 * hour + 900]])
-        // Within one hour: all rows. Open ends: no partial bucket there.
+    /// Responses every 100 s for about two hours, from the next whole hour (half of them folded
+    /// by the test, the others by the server's job when it comes to them).
+    static func minutes(_ server: TestServer, seed: UInt64) async throws -> [Submitted] {
+        var generator = Generator(state: seed)
+        let now = Int64(server.clock.now().timeIntervalSince1970)
+        server.clock.set(Date(timeIntervalSince1970: Double(CancelFlowRollups.start(now, 3_600) + 3_600)))
+        var submitted = try await Self.submit(40, to: server, generator: &generator, spacing: 100)
+        try await Self.fold(server)
+        submitted += try await Self.submit(40, to: server, generator: &generator, spacing: 100)
+        return submitted
+    }
+
+    @Test func wholeFiveMinutesOfAPartialHourAreReadFromTheirRollups() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let submitted = try await Self.minutes(server, seed: 5)
+        try await Self.fold(server)
+        let hour = Double(CancelFlowRollups.start(Int64(submitted[0].at.timeIntervalSince1970), 3_600))
+        // Inside one hour, and across the next one, from and to on whole five minutes.
+        let ranges = [(hour + 600, hour + 2_400), (hour + 2_700, hour + 3_600 + 1_500)].map { (Date(timeIntervalSince1970: $0), Date(timeIntervalSince1970: $1)) }
+        for (from, to) in ranges {
+            #expect(CancelFlowRollups.split(from: Int64(from.timeIntervalSince1970), to: Int64(to.timeIntervalSince1970)).rows.isEmpty)
+        }
+        var before: [Analytics] = []
+        for (from, to) in ranges {
+            let report = try await server.desk.getCancelFlowAnalytics(query: .init(from: from, to: to)).ok.body.json
+            Self.expectMatch(report, submitted, from: from, to: to, actor: nil)
+            #expect(report.outcomes.total >= 10)
+            before.append(report)
+        }
+        let (from, to) = ranges[0]
+        let partial = try await server.desk.getCancelFlowAnalytics(query: .init(from: from.addingTimeInterval(60), to: to)).ok.body.json
+        // Without the rows, whole five minutes still count in full; a range that starts a minute
+        // into five loses only what those four minutes read from the rows.
+        try await server.running.store.exclusive { db in
+            try await db.delete(from: "cancel_flow_answers").run()
+            try await db.delete(from: "cancel_flow_responses").run()
+        }
+        for ((from, to), report) in zip(ranges, before) {
+            let withoutRows = try await server.desk.getCancelFlowAnalytics(query: .init(from: from, to: to)).ok.body.json
+            #expect(withoutRows.outcomes == report.outcomes)
+            #expect(withoutRows.lastStepReached == report.lastStepReached && withoutRows.pauseDurations == report.pauseDurations)
+            #expect(withoutRows.questions.map { $0.answers.map(\.count) } == report.questions.map { $0.answers.map(\.count) })
+            #expect(withoutRows.operators.map(\.outcomes) == report.operators.map(\.outcomes))
+        }
+        let afterwards = try await server.desk.getCancelFlowAnalytics(query: .init(from: from.addingTimeInterval(60), to: to)).ok.body.json
+        let firstFour = submitted.filter { $0.at >= from.addingTimeInterval(60) && $0.at < from.addingTimeInterval(300) }.count
+        #expect(firstFour > 0)
+        #expect(afterwards.outcomes.total == partial.outcomes.total - firstFour)
+    }
+
+    @Test func aRangeOnFiveMinutesCountsEachResponseOnce() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let submitted = try await Self.minutes(server, seed: 8)
+        let hour = Double(CancelFlowRollups.start(Int64(submitted[0].at.timeIntervalSince1970), 3_600))
+        // Ranges of whole five minutes, of rows, and of both, for every actor and one.
+        for (from, to) in [(hour + 600, hour + 3_600 + 1_500), (hour + 3_600 + 1_260, hour + 7_200 + 400), (hour + 50, hour + 7_200 - 50)] {
+            for actor in [nil, "Marco (support)"] as [String?] {
+                let range = (Date(timeIntervalSince1970: from), Date(timeIntervalSince1970: to))
+                let report = try await server.desk.getCancelFlowAnalytics(query: .init(from: range.0, to: range.1, _operator: actor)).ok.body.json
+                Self.expectMatch(report, submitted, from: range.0, to: range.1, actor: actor)
+            }
+        }
+    }
+
+    @Test func theFiveMinuteMigrationLeavesTheResponsesListedToTheFold() async throws {
+        let server = try await TestServer.start()
+        var submitted = try await Self.minutes(server, seed: 13)
+        await server.stop()
+        // The store as it was before migration 17, with twenty more responses listed for the next
+        // fold (written as a submission writes them, with no server to fold them).
+        var generator = Generator(state: 17)
+        try await server.withStore { store in
+            try await store.exclusive { db in
+                try await db.raw("DROP TABLE cancel_flow_5min").run()
+                try await db.raw("DROP TABLE cancel_flow_5min_counts").run()
+                try await db.delete(from: "schema_migrations").where("version", .equal, 17).run()
+                let repository = SQLCancelFlowResponseRepository(db: db, kind: store.kind)
+                for index in 0..<20 {
+                    let (_, actor, response) = Self.response(index, generator: &generator)
+                    let at = submitted[submitted.count - 1].at.addingTimeInterval(100)
+                    try await repository.insert(CancelFlowResponseRow(
+                        id: "cr_listed_\(index)", customerId: response.userId, productId: response.productId, outcome: response.outcome.rawValue,
+                        offerShown: response.offerShown, offerAccepted: response.offerAccepted, pauseShown: response.pauseShown,
+                        pauseAccepted: response.pauseAccepted, pauseDurationDays: response.pauseDurationDays, lastStepSeen: response.lastStepSeen,
+                        answers: response.answers.map { .init(questionId: $0.questionId, optionId: $0.selectedOptionId, freeText: $0.freeText) },
+                        answersJSON: "[]", variantId: nil, actor: actor, livemode: false, createdAt: Int64(at.timeIntervalSince1970)
+                    ))
+                    submitted.append(Submitted(actor: actor, at: at, response: response))
+                }
+                let listed = try await db.raw("SELECT count(*) AS n FROM cancel_flow_unrolled").first()?.decode(column: "n", as: Int.self)
+                #expect(listed ?? 0 >= 20)
+            }
+        }
+        let restarted = try await TestServer.start(directory: server.directory, clock: server.clock, seed: false)
+        defer { Task { await restarted.stop() } }
+        // Folded or not yet, each response counts once.
+        let hour = Double(CancelFlowRollups.start(Int64(submitted[0].at.timeIntervalSince1970), 3_600))
+        let ranges = [(hour + 600, hour + 7_200 + 2_700), (hour + 3_600 + 300, hour + 7_200 + 1_200)].map {
+            (Date(timeIntervalSince1970: $0), Date(timeIntervalSince1970: $1))
+        }
+        for (from, to) in ranges {
+            let report = try await restarted.desk.getCancelFlowAnalytics(query: .init(from: from, to: to)).ok.body.json
+            Self.expectMatch(report, submitted, from: from, to: to, actor: nil)
+        }
+        try await Self.fold(restarted)
+        for (from, to) in ranges {
+            let report = try await restarted.desk.getCancelFlowAnalytics(query: .init(from: from, to: to)).ok.body.json
+            Self.expectMatch(report, submitted, from: from, to: to, actor: nil)
+        }
+    }
+
+    @Test func aRangeSplitsIntoDaysHoursFiveMinutesAndRows() {
+        let day: Int64 = 86_400, hour: Int64 = 3_600, minute: Int64 = 60
+        func spans(_ split: (buckets: [(grain: CancelFlowRollups.Grain, span: CancelFlowRollups.Span)], rows: [CancelFlowRollups.Span]),
+                   _ grain: CancelFlowRollups.Grain?) -> [[Int64?]] {
+            grain.map { grain in split.buckets.filter { $0.grain == grain }.map { [$0.span.from, $0.span.to] } } ?? split.rows.map { [$0.from, $0.to] }
+        }
+        // 10:32 on day 1 to 05:17 on day 4: rows 10:32–10:35, five minutes 10:35–11:00, hours
+        // 11:00–24:00, days 2 and 3, hours 00:00–05:00 of day 4, five minutes 05:00–05:15, rows
+        // 05:15–05:17.
+        let split = CancelFlowRollups.split(from: day + 10 * hour + 32 * minute, to: 4 * day + 5 * hour + 17 * minute)
+        #expect(spans(split, .day) == [[2 * day, 4 * day]])
+        #expect(spans(split, .hour) == [[day + 11 * hour, 2 * day], [4 * day, 4 * day + 5 * hour]])
+        #expect(spans(split, .fiveMinutes) == [[day + 10 * hour + 35 * minute, day + 11 * hour], [4 * day + 5 * hour, 4 * day + 5 * hour + 15 * minute]])
+        #expect(spans(split, nil) == [[day + 10 * hour + 32 * minute, day + 10 * hour + 35 * minute], [4 * day + 5 * hour + 15 * minute, 4 * day + 5 * hour + 17 * minute]])
+        // Within five minutes: all rows. Open ends: no partial bucket there.
         let inside = CancelFlowRollups.split(from: day + 60, to: day + 120)
-        #expect(inside.days == nil && inside.hours.isEmpty && inside.rows.map { [$0.from, $0.to] } == [[day + 60, day + 120]])
-        let open = CancelFlowRollups.split(from: nil, to: 3 * day + hour)
-        #expect(open.days.map { [$0.from, $0.to] } == [nil, 3 * day] && open.hours.map { [$0.from, $0.to] } == [[3 * day, 3 * day + hour]] && open.rows.isEmpty)
+        #expect(inside.buckets.isEmpty && spans(inside, nil) == [[day + 60, day + 120]])
+        let open = CancelFlowRollups.split(from: nil, to: 3 * day + hour + 5 * minute)
+        #expect(spans(open, .day) == [[nil, 3 * day]] && spans(open, .hour) == [[3 * day, 3 * day + hour]])
+        #expect(spans(open, .fiveMinutes) == [[3 * day + hour, 3 * day + hour + 5 * minute]] && open.rows.isEmpty)
     }
 
     @Test func theMigrationRollsUpResponsesStoredBeforeIt() async throws {
@@ -237,6 +365,8 @@ struct CancelFlowRollupTests {
                 try await db.raw("DROP TABLE cancel_flow_daily_counts").run()
                 try await db.raw("DROP TABLE cancel_flow_hourly").run()
                 try await db.raw("DROP TABLE cancel_flow_hourly_counts").run()
+                try await db.raw("DROP TABLE cancel_flow_5min").run()
+                try await db.raw("DROP TABLE cancel_flow_5min_counts").run()
                 try await db.raw("DROP TABLE cancel_flow_unrolled").run()
                 try await db.raw("DROP INDEX cancel_flow_answers_response").run()
                 // (and none of the later migrations either)

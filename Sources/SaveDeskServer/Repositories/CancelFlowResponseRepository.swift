@@ -5,14 +5,15 @@ import SQLKit
 /// The recorded ends of cancel flows, their answers, and the rollups kept with them.
 ///
 /// A response is written with its answers and listed in `cancel_flow_unrolled`; a job folds the
-/// list, every second, into rollup tables keyed by UTC day and by hour: `cancel_flow_daily` and
-/// `cancel_flow_hourly` (per actor and outcome: how many, and how many were shown or accepted an
-/// offer or a pause) and `cancel_flow_daily_counts` and `cancel_flow_hourly_counts` (per actor, a
-/// count per value of the last step reached, the pause length taken, each option chosen and each
-/// free-text answer; actor `*` holds every actor's sum). The funnel then reads whole days from
-/// the daily rollups, whole hours of the partial days at its range's ends from the hourly ones
-/// (plus, for both, the few responses not folded yet), and rows only for the partial hours at
-/// either end, so its cost grows with days and hours, never with a day's responses.
+/// list, every second, into rollup tables keyed by UTC day, by hour and by five minutes:
+/// `cancel_flow_daily`, `cancel_flow_hourly` and `cancel_flow_5min` (per actor and outcome: how
+/// many, and how many were shown or accepted an offer or a pause) and the `_counts` table of each
+/// (per actor, a count per value of the last step reached, the pause length taken, each option
+/// chosen and each free-text answer; actor `*` holds every actor's sum). The funnel then reads
+/// whole days from the daily rollups, whole hours of the partial days at its range's ends from the
+/// hourly ones, whole five minutes of the partial hours from the five-minute ones (plus, for all,
+/// the few responses not folded yet), and rows only for the partial five minutes at either end, so
+/// its cost grows with days, hours and five minutes, never with a day's or an hour's responses.
 protocol CancelFlowResponseRepository: Sendable {
     /// Writes a response and its answers, listed for the next fold into the rollups.
     func insert(_ row: CancelFlowResponseRow) async throws
@@ -42,14 +43,34 @@ enum CancelFlowRollups {
 
     static let day = Seconds.wholeDay
 
-    /// A rollup's time bucket: its tables and its key column.
+    /// A rollup's time bucket: its tables and its key column. Coarsest first: a range is split
+    /// in that order.
     enum Grain: CaseIterable, Sendable {
-        case day, hour
+        case day, hour, fiveMinutes
 
-        var seconds: Int64 { self == .day ? Seconds.wholeDay : Seconds.wholeHour }
-        var table: String { self == .day ? "cancel_flow_daily" : "cancel_flow_hourly" }
-        var countsTable: String { self == .day ? "cancel_flow_daily_counts" : "cancel_flow_hourly_counts" }
-        var column: String { self == .day ? "day" : "hour" }
+        var seconds: Int64 {
+            switch self {
+            case .day: Seconds.wholeDay
+            case .hour: Seconds.wholeHour
+            case .fiveMinutes: 5 * 60
+            }
+        }
+        var table: String {
+            switch self {
+            case .day: "cancel_flow_daily"
+            case .hour: "cancel_flow_hourly"
+            case .fiveMinutes: "cancel_flow_5min"
+            }
+        }
+        var countsTable: String { table + "_counts" }
+        /// The bucket's start (Unix seconds).
+        var column: String {
+            switch self {
+            case .day: "day"
+            case .hour: "hour"
+            case .fiveMinutes: "minute"
+            }
+        }
     }
 
     /// What `cancel_flow_daily_counts` counts.
@@ -67,17 +88,23 @@ enum CancelFlowRollups {
     /// A time range, either end open (nil).
     typealias Span = (from: Int64?, to: Int64?)
 
-    /// `[from, to)` as whole UTC days (read from the daily rollups), the whole hours of the
-    /// partial days at its ends (the hourly rollups) and the partial hours (read from the rows).
-    static func split(from: Int64?, to: Int64?) -> (days: Span?, hours: [Span], rows: [Span]) {
-        let byDay = split((from, to), by: day)
-        var hours: [Span] = [], rows: [Span] = []
-        for part in byDay.partial {
-            let byHour = split(part, by: Grain.hour.seconds)
-            if let whole = byHour.whole { hours.append(whole) }
-            rows += byHour.partial
+    /// `[from, to)` as whole buckets of each grain, coarsest first: whole UTC days (read from the
+    /// daily rollups), the whole hours of the partial days at its ends (the hourly ones), the
+    /// whole five minutes of the partial hours (the five-minute ones), and the partial five
+    /// minutes at its ends (read from the rows). The buckets tile one span, `[rows' first end,
+    /// rows' second start)`.
+    static func split(from: Int64?, to: Int64?) -> (buckets: [(grain: Grain, span: Span)], rows: [Span]) {
+        var buckets: [(grain: Grain, span: Span)] = [], pending: [Span] = [(from, to)]
+        for grain in Grain.allCases {
+            var finer: [Span] = []
+            for part in pending {
+                let byGrain = split(part, by: grain.seconds)
+                if let whole = byGrain.whole { buckets.append((grain, whole)) }
+                finer += byGrain.partial
+            }
+            pending = finer
         }
-        return (byDay.whole, hours, rows)
+        return (buckets, pending)
     }
 
     /// `span` as whole buckets of `length` seconds and the partial ones at its ends. A span within
@@ -229,36 +256,49 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
 
     // MARK: Reading
 
+    /// Four statements whatever the range: the rollups of every whole bucket (one for the
+    /// outcomes, one for the counts), and the rows of the partial five minutes at its ends with
+    /// those of the whole buckets' responses the fold has not reached yet (one for the responses,
+    /// one for the answers).
     func figures(livemode: Bool, from: Int64?, to: Int64?, actor: String?) async throws -> Figures {
         var figures = Figures()
         let split = CancelFlowRollups.split(from: from, to: to)
-        let buckets = (split.days.map { [(CancelFlowRollups.Grain.day, $0)] } ?? []) + split.hours.map { (.hour, $0) }
-        for (grain, span) in buckets {
-            try await addRollups(db, to: &figures, livemode: livemode, grain: grain, span: span, actor: actor)
-            // The responses of that span the fold has not reached yet.
-            try await addRows(db, to: &figures, livemode: livemode, range: span, actor: actor, onlyUnrolled: true)
+        try await addRollups(to: &figures, livemode: livemode, buckets: split.buckets, actor: actor)
+        // The rows: the partial ends from the tables, and, over the span the buckets tile, the
+        // responses listed for the next fold (from the short list to the rows by key, never by
+        // scanning the range).
+        var sources = split.rows.map { (span: $0, listedOnly: false) }
+        if let first = split.buckets.first {
+            let tiled = split.buckets.dropFirst().reduce(first.span) { span, bucket in
+                (span.from.flatMap { a in bucket.span.from.map { min(a, $0) } }, span.to.flatMap { a in bucket.span.to.map { max(a, $0) } })
+            }
+            sources.append((tiled, true))
         }
-        for range in split.rows { try await addRows(db, to: &figures, livemode: livemode, range: range, actor: actor) }
+        try await addRows(to: &figures, livemode: livemode, sources: sources, actor: actor)
         return figures
     }
 
-    private func addRollups(
-        _ db: any SQLDatabase, to figures: inout Figures, livemode: Bool, grain: CancelFlowRollups.Grain, span: Span, actor: String?
-    ) async throws {
-        func within(_ builder: SQLSelectBuilder) -> SQLSelectBuilder {
-            var builder = builder.where("livemode", .equal, livemode)
-            if let from = span.from { builder = builder.where(SQLIdentifier(grain.column), .greaterThanOrEqual, SQLBind(from)) }
-            if let to = span.to { builder = builder.where(SQLIdentifier(grain.column), .lessThan, SQLBind(to)) }
-            return builder
-        }
+    /// `WHERE` of rows of one mode with `column` in `span`, by `actor` (when given).
+    private static func filter(livemode: Bool, column: String, span: Span, actor: String?) -> SQLQueryString {
+        var filter: SQLQueryString = "livemode = \(bind: livemode)"
+        if let from = span.from { filter += " AND \(ident: column) >= \(bind: from)" }
+        if let to = span.to { filter += " AND \(ident: column) < \(bind: to)" }
+        if let actor { filter += " AND actor = \(bind: actor)" }
+        return filter
+    }
+
+    /// Sums the rollups of `buckets` (every grain's in one statement per kind of table).
+    private func addRollups(to figures: inout Figures, livemode: Bool, buckets: [(grain: CancelFlowRollups.Grain, span: Span)], actor: String?) async throws {
+        guard !buckets.isEmpty else { return }
+        let sums = ["n", "offer_shown", "offer_accepted", "pause_shown", "pause_accepted"]
         // PostgreSQL sums BIGINTs as NUMERIC; the cast makes them integers on both engines.
-        func sum(_ column: String) -> any SQLExpression { SQLQueryString("CAST(sum(\(ident: column)) AS BIGINT)") }
-        var outcomes = within(db.select().column("actor").column("outcome").column(sum("n"), as: "n")
-            .column(sum("offer_shown"), as: "offer_shown").column(sum("offer_accepted"), as: "offer_accepted")
-            .column(sum("pause_shown"), as: "pause_shown").column(sum("pause_accepted"), as: "pause_accepted")
-            .from(grain.table))
-        if let actor { outcomes = outcomes.where("actor", .equal, actor) }
-        for row in try await outcomes.groupBy("actor").groupBy("outcome").all() {
+        let summed = sums.map { "CAST(sum(\(ident: $0)) AS BIGINT) AS \(ident: $0)" as SQLQueryString }.joined(separator: ", ")
+        let outcomes = buckets.map { bucket -> SQLQueryString in
+            "SELECT actor, outcome, \(idents: sums, joinedBy: ", ") FROM \(ident: bucket.grain.table) WHERE "
+                + Self.filter(livemode: livemode, column: bucket.grain.column, span: bucket.span, actor: actor)
+        }.joined(separator: " UNION ALL ")
+        let outcomeQuery: SQLQueryString = "SELECT actor, outcome, \(summed) FROM (\(outcomes)) AS buckets GROUP BY actor, outcome"
+        for row in try await db.raw(outcomeQuery).all() {
             func int(_ column: String) throws -> Int { try row.decode(column: column, as: Int.self) }
             figures.outcomes[try row.decode(column: "actor", as: String.self), default: [:]][try row.decode(column: "outcome", as: String.self), default: 0] += try int("n")
             figures.offerShown += try int("offer_shown")
@@ -266,9 +306,15 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
             figures.pauseShown += try int("pause_shown")
             figures.pauseAccepted += try int("pause_accepted")
         }
-        let counts = within(db.select().column("dimension").column("question_id").column("value").column(sum("n"), as: "n")
-            .from(grain.countsTable).where("actor", .equal, actor ?? CancelFlowRollups.everyActor))
-        for row in try await counts.groupBy("dimension").groupBy("question_id").groupBy("value").all() {
+        // The counts rows of one actor, or those summing every actor's.
+        let counts = buckets.map { bucket -> SQLQueryString in
+            "SELECT dimension, question_id, value, n FROM \(ident: bucket.grain.countsTable) WHERE "
+                + Self.filter(livemode: livemode, column: bucket.grain.column, span: bucket.span, actor: actor ?? CancelFlowRollups.everyActor)
+        }.joined(separator: " UNION ALL ")
+        let countQuery: SQLQueryString = """
+            SELECT dimension, question_id, value, CAST(sum(n) AS BIGINT) AS n FROM (\(counts)) AS buckets GROUP BY dimension, question_id, value
+            """
+        for row in try await db.raw(countQuery).all() {
             guard let dimension = Dimension(rawValue: try row.decode(column: "dimension", as: String.self)) else { continue }
             figures.add(dimension, question: try row.decode(column: "question_id", as: Int.self),
                         value: try row.decode(column: "value", as: Int.self), count: try row.decode(column: "n", as: Int.self))
@@ -284,24 +330,26 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
         return builder
     }
 
-    private func addRows(
-        _ db: any SQLDatabase, to figures: inout Figures, livemode: Bool, range: Span, actor: String?, onlyUnrolled: Bool = false
-    ) async throws {
-        // The rows of the range, or (`onlyUnrolled`) those of the responses listed for the next
-        // fold: read from the short list to the rows by key, never by scanning the range.
-        func within(_ builder: SQLSelectBuilder, table: String, listed: String) -> SQLSelectBuilder {
-            Self.rows(builder.from(SQLQueryString("\(unsafeRaw: onlyUnrolled ? listed : table)")), livemode: livemode, span: range, actor: actor)
+    /// Counts the rows of `sources`: each a span of the tables, or (`listedOnly`) of the
+    /// responses listed for the next fold.
+    private func addRows(to figures: inout Figures, livemode: Bool, sources: [(span: Span, listedOnly: Bool)], actor: String?) async throws {
+        guard !sources.isEmpty else { return }
+        func picked(_ columns: [String], table: String, listed: String) -> SQLQueryString {
+            sources.map { source -> SQLQueryString in
+                "SELECT \(idents: columns, joinedBy: ", ") FROM \(unsafeRaw: source.listedOnly ? listed : table) WHERE "
+                    + Self.filter(livemode: livemode, column: "created_at", span: source.span, actor: actor)
+            }.joined(separator: " UNION ALL ")
         }
-        let count = SQLFunction("count", args: SQLLiteral.all)
         let dimensions = [
             "actor", "outcome", "last_step_seen", "pause_duration_days", "offer_shown", "offer_accepted", "pause_shown",
             "pause_accepted",
         ]
-        // One grouped pass over the responses of the range (an index range, see the funnel index).
-        var grouped = within(db.select().columns(dimensions.map { SQLColumn($0) }).column(count, as: "n"),
-                             table: "cancel_flow_responses", listed: Schema.unrolledResponses(livemode: livemode))
-        for dimension in dimensions { grouped = grouped.groupBy(dimension) }
-        for row in try await grouped.all() {
+        // One grouped pass over the responses (index ranges, see the funnel index).
+        let responses = picked(dimensions, table: "cancel_flow_responses", listed: Schema.unrolledResponses(livemode: livemode))
+        let grouped: SQLQueryString = """
+            SELECT \(idents: dimensions, joinedBy: ", "), count(*) AS n FROM (\(responses)) AS picked GROUP BY \(idents: dimensions, joinedBy: ", ")
+            """
+        for row in try await db.raw(grouped).all() {
             let n = try row.decode(column: "n", as: Int.self)
             func flag(_ column: String) throws -> Bool { try row.decode(column: column, as: Bool.self) }
             figures.outcomes[try row.decode(column: "actor", as: String.self), default: [:]][try row.decode(column: "outcome", as: String.self), default: 0] += n
@@ -315,9 +363,12 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
             figures.add(.step, question: 0, value: try row.decode(column: "last_step_seen", as: Int.self), count: n)
         }
         // One grouped pass over the answers.
-        for row in try await within(db.select().column("question_id").column("option_id").column("has_text").column(count, as: "n"),
-                                    table: "cancel_flow_answers", listed: Schema.unrolledAnswers(livemode: livemode)).groupBy("question_id").groupBy("option_id").groupBy("has_text").all()
-        {
+        let answerColumns = ["question_id", "option_id", "has_text"]
+        let answers = picked(answerColumns, table: "cancel_flow_answers", listed: Schema.unrolledAnswers(livemode: livemode))
+        let answerQuery: SQLQueryString = """
+            SELECT \(idents: answerColumns, joinedBy: ", "), count(*) AS n FROM (\(answers)) AS picked GROUP BY \(idents: answerColumns, joinedBy: ", ")
+            """
+        for row in try await db.raw(answerQuery).all() {
             let question = try row.decode(column: "question_id", as: Int.self)
             let n = try row.decode(column: "n", as: Int.self)
             if let option = try row.decode(column: "option_id", as: Int?.self) { figures.add(.option, question: question, value: option, count: n) }

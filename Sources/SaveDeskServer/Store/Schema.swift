@@ -10,8 +10,9 @@ enum Schema {
         return shared(flag: flag, no: no) + [
             (5, kind == .sqlite ? sqliteSearch : postgresSearch), (6, rollups(flag: flag)), (7, unrolled(flag: flag)),
             (8, modes(flag: flag, no: no)), (9, kinds), (10, identities(flag: flag)), (11, events(kind: kind, flag: flag)),
-            (12, retentionRequests(flag: flag)), (13, hourlyRollups(flag: flag)), (14, stripe(flag: flag)),
+            (12, retentionRequests(flag: flag)), (13, finerRollups(.hour, flag: flag)), (14, stripe(flag: flag)),
             (15, kind == .sqlite ? sqliteSortedPrefixes : []), (16, kind == .sqlite ? [] : postgresEventsAtCommit),
+            (17, finerRollups(.fiveMinutes, flag: flag)),
         ]
     }
 
@@ -39,11 +40,17 @@ enum Schema {
         ]
     }
 
-    /// The funnel's hourly rollups, beside the daily ones: a range's partial days read whole hours
-    /// from them and rows only for the partial hours at its ends. Filled from the responses
-    /// already stored.
-    private static func hourlyRollups(flag: String) -> [String] {
-        rollupTables(.hour, flag: flag) + addToRollups(.hour, responses: "cancel_flow_responses", answers: "cancel_flow_answers", upsert: false)
+    /// The funnel's rollups finer than a day (hourly, migration 13; five-minute, 17): a range's
+    /// partial days read whole hours, its partial hours whole five minutes, and rows only for the
+    /// partial five minutes at its ends. Filled from the responses already stored.
+    /// The responses still listed for the next fold are left to it (counted now, the fold would
+    /// count them again).
+    private static func finerRollups(_ grain: CancelFlowRollups.Grain, flag: String) -> [String] {
+        let folded = "NOT IN (SELECT response_id FROM cancel_flow_unrolled)"
+        return rollupTables(grain, flag: flag) + addToRollups(
+            grain, responses: "(SELECT * FROM cancel_flow_responses WHERE id \(folded)) AS folded",
+            answers: "(SELECT * FROM cancel_flow_answers WHERE response_id \(folded)) AS folded", upsert: false
+        )
     }
 
     /// Apple's cancel page: each real-time retention request once (by Apple's request
@@ -203,7 +210,7 @@ enum Schema {
     }
 
     /// Fills the (empty) rollup tables from the stored responses and answers. (Migration 6 made
-    /// only the daily ones; migration 13 fills the hourly ones it makes.)
+    /// only the daily ones; migrations 13 and 17 fill the hourly and five-minute ones they make.)
     static var fillRollups: [String] { fillRollups(CancelFlowRollups.Grain.allCases) }
     static func fillRollups(_ grains: [CancelFlowRollups.Grain]) -> [String] {
         grains.flatMap { addToRollups($0, responses: "cancel_flow_responses", answers: "cancel_flow_answers", upsert: false) }
