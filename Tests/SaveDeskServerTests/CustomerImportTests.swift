@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SQLKit
 import SaveDeskAPI
 import Testing
 import TestSupport
@@ -105,6 +106,30 @@ struct CustomerImportTests {
         }
         #expect(report.problems.contains { $0.description.hasPrefix(shifted) }, "\(what): \(report.problems)")
         #expect(try await server.count("customers", where: "id IN ('first-ok', 'q-1', 'q-2')") == 0, "\(what): nothing written")
+    }
+
+    /// The import reads each batch's customers in a few queries: a customer prefetched is found
+    /// again from what was read, not asked for a row at a time (nor one known to be missing).
+    @Test func aPrefetchedBatchIsFoundWithoutAskingTheDatabaseAgain() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let store = server.running.store
+        try await store.exclusive { db in
+            let customers = SQLCustomerRepository(db: db, kind: store.kind)
+            let ids = ["cus_ava", "cus_nobody"] + (0..<1_200).map { "cus_missing_\($0)" }
+            try await customers.prefetch(ids: ids)
+            let ava = try #require(try await customers.find(id: "cus_ava"))
+            // Changed behind the repository's back: what it found stays what it had read.
+            try await db.raw("UPDATE customers SET name = 'Changed' WHERE id = 'cus_ava'").run()
+            try await db.raw(
+                "INSERT INTO customers (id, name, email, created_at, card_failing, livemode) VALUES ('cus_nobody', 'N', 'n@example.com', 0, \(unsafeRaw: store.kind == .sqlite ? "0, 0" : "FALSE, FALSE"))"
+            ).run()
+            #expect(try await customers.find(id: "cus_ava") == ava)
+            #expect(try await customers.find(id: "cus_nobody") == nil)
+            #expect(try await customers.find(id: "cus_missing_1199") == nil)
+            // A repository that did not prefetch asks.
+            #expect(try await SQLCustomerRepository(db: db, kind: store.kind).find(id: "cus_ava")?.name == "Changed")
+        }
     }
 
     @Test func aFiftyMegabyteLineIsReportedInBoundedMemory() async throws {

@@ -202,6 +202,7 @@ public enum CustomerImport {
     /// Rows the store refuses: an id of the other mode's data, a token another customer holds.
     static func clashesWithStore(_ rows: [Row], _ data: Repositories) async throws -> [Problem] {
         var clashes: [Problem] = []
+        try await data.customers.prefetch(ids: rows.map(\.values.id))
         for row in rows {
             if let existing = try await data.customers.find(id: row.values.id), existing.livemode != row.livemode {
                 clashes.append(Problem(line: row.line, field: "mode", message: "customer \(RequestValidator.quote(row.values.id)) is \(existing.livemode ? "live" : "test") data"))
@@ -224,6 +225,9 @@ public enum CustomerImport {
                 var counts = (created: 0, updated: 0, unchanged: 0)
                 let now = Int64(Date().timeIntervalSince1970)
                 let requestId = "import:" + RequestScope.newRequestId()
+                let fileName = URL(fileURLWithPath: file).lastPathComponent
+                // The batch's customers in a few queries, not one a row (the upsert finds them).
+                try await data.customers.prefetch(ids: rows.map(\.values.id))
                 for row in rows {
                     let outcome = try await CustomerService.upsert(row.values, livemode: row.livemode, data, now: now)
                     let before: CustomerRecord?
@@ -236,7 +240,7 @@ public enum CustomerImport {
                     }
                     try await data.audit.append(AuditRecord(
                         id: AuditID.next(), at: now, actor: "import", customerId: row.values.id, action: "customer.imported",
-                        parameters: try ChangeTransaction.json(["file": URL(fileURLWithPath: file).lastPathComponent, "line": String(row.line)]),
+                        parameters: try ChangeTransaction.json(["file": fileName, "line": String(row.line)]),
                         beforeState: try before.map(ChangeTransaction.json), afterState: try ChangeTransaction.json(outcome.record),
                         requestId: requestId
                     ))

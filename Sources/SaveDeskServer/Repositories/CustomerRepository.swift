@@ -6,6 +6,9 @@ import Synchronization
 /// Customers, and the operators' search over them.
 protocol CustomerRepository: Sendable {
     func find(id: String) async throws -> CustomerRecord?
+    /// Reads the customers of `ids` at once (a query per 500), so that `find(id:)` of any of them
+    /// asks the database no more in this read or transaction (the import, a batch at a time).
+    func prefetch(ids: [String]) async throws
     func insert(_ customer: CustomerRecord) async throws
     /// Writes a stored customer's fields (an operator's update, the import).
     func update(_ customer: CustomerRecord) async throws
@@ -49,9 +52,20 @@ struct SQLCustomerRepository: CustomerRepository {
         return customer
     }
 
+    func prefetch(ids: [String]) async throws {
+        let unseen = ids.filter { seen[$0] == nil }
+        for start in stride(from: 0, to: unseen.count, by: 500) {
+            let chunk = Array(unseen[start..<min(start + 500, unseen.count)])
+            let found = try await db.select().column("*").from("customers").where("id", .in, chunk)
+                .all(decoding: CustomerRecord.self, with: SQLCoding.rowDecoder)
+            let byId = Dictionary(found.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            for id in chunk { seen[id] = .some(byId[id]) }
+        }
+    }
+
     func insert(_ customer: CustomerRecord) async throws {
         seen.forget(customer.id)
-        try await db.insert(customer, into: "customers")
+        try await db.insert(into: "customers").model(customer, with: SQLCoding.rowEncoder).run()
         seen[customer.id] = .some(customer)
     }
 

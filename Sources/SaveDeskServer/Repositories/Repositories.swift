@@ -61,6 +61,9 @@ enum SQLCoding {
     static let decoder = SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase)
     /// For records whose CodingKeys are the column names (`SubscriptionRecord`).
     static let rowDecoder = SQLRowDecoder()
+    /// The same, writing (no key to convert: SQLKit's conversion, redone for every key of every
+    /// row, was a tenth of an import's time).
+    static let rowEncoder = SQLQueryEncoder(nilEncodingStrategy: .asNil)
 }
 
 extension SQLDatabase {
