@@ -21,7 +21,7 @@ struct SQLAuditRepository: AuditRepository {
     let events: any EventLogRepository
 
     func append(_ event: AuditRecord, answering answer: IdempotencyAnswer?) async throws {
-        let row = try db.insert(into: "audit_events").model(event, with: SQLCoding.encoder)
+        let row = try db.insert(into: "audit_events").model(event, with: SQLCoding.rowEncoder)
         if let answer, kind == .postgres {
             try await SQLIdempotencyRepository.insert(answer, on: db).with("audit", as: row.insert).run()
         } else {
@@ -34,6 +34,6 @@ struct SQLAuditRepository: AuditRepository {
     func timeline(customerId: String, limit: Int) async throws -> [AuditRecord] {
         try await db.select().column("*").from("audit_events").where("customer_id", .equal, customerId)
             .orderBy("at", .descending).orderBy("id", .descending).limit(limit)
-            .all(decoding: AuditRecord.self, with: SQLCoding.decoder)
+            .all(decoding: AuditRecord.self, with: SQLCoding.rowDecoder)
     }
 }

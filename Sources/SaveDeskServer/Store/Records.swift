@@ -225,6 +225,13 @@ struct AuditRecord: Codable, Hashable, Sendable {
     var beforeState: String?
     var afterState: String?
     var requestId: String
+
+    /// The column names, spelled out: every change writes one, and converting keys cost more
+    /// than encoding them.
+    enum CodingKeys: String, CodingKey {
+        case id, at, actor, customerId = "customer_id", action, parameters, beforeState = "before_state", afterState = "after_state"
+        case requestId = "request_id"
+    }
 }
 
 extension Date {
