@@ -82,7 +82,7 @@ POSTGRES_SUITES := SaveDeskServerTests|SaveDeskClientTests|SaveDeskCommandTests|
 # The PostgreSQL pass alone.
 test-postgres: deps $(VENV_STAMP)
 	$(SWIFT) build --build-tests
-	$(TEST_ENV) scripts/summarize-failures.sh scripts/stall-guard.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
+	$(TEST_ENV) scripts/with-tempdir.sh scripts/summarize-failures.sh scripts/stall-guard.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
 
 # The backend on a throwaway PostgreSQL cluster, with the demo data (see scripts/postgres-demo.sh).
 postgres-demo: deps
@@ -105,8 +105,8 @@ $(VENV_STAMP):
 # check, a new seed each run: about 2 minutes).
 test: deps $(VENV_STAMP)
 	$(SWIFT) build --build-tests
-	$(TEST_ENV) scripts/summarize-failures.sh $(SWIFT) test --skip-build
-	$(TEST_ENV) scripts/summarize-failures.sh scripts/stall-guard.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
+	$(TEST_ENV) scripts/with-tempdir.sh scripts/summarize-failures.sh $(SWIFT) test --skip-build
+	$(TEST_ENV) scripts/with-tempdir.sh scripts/summarize-failures.sh scripts/stall-guard.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
 	scripts/fuzz.sh $$($(SWIFT) build --show-bin-path)/savedesk $(VENV)/bin/schemathesis
 
 # The fuzz stage alone (FUZZ_SEED=N replays a run; the seed is printed).

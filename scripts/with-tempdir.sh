@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs a command with TMPDIR set to a new private folder, removed when the command succeeds and
+# kept (its path printed) when it fails. The tests' servers, databases, files and PostgreSQL
+# clusters go there: a test pass makes some 1,500 folders (about half a gigabyte), and each pass
+# left them in /tmp for good. The command's exit status is passed on.
+set -uo pipefail
+dir=$(mktemp -d "${TMPDIR:-/tmp}/savedesk-run.XXXXXX")
+TMPDIR="$dir" "$@"
+status=$?
+if [ "$status" = 0 ]; then
+  rm -rf "$dir"
+else
+  echo "(the failed run's temporary files are kept in $dir)"
+fi
+exit "$status"
