@@ -5,6 +5,10 @@
 # left them in /tmp for good. The command's exit status is passed on.
 set -uo pipefail
 dir=$(mktemp -d "${TMPDIR:-/tmp}/savedesk-run.XXXXXX")
+# Others may pass through it (as /tmp lets them): PostgreSQL's initdb runs as `postgres` and makes
+# the pass's cluster in a folder of its own inside (scripts/with-postgres.sh); what must stay
+# private is private where it is made (keys are 0600).
+chmod 755 "$dir"
 TMPDIR="$dir" "$@"
 status=$?
 if [ "$status" = 0 ]; then
