@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs a command with TMPDIR set to a new private folder, removed when the command succeeds and
+# Runs a command with TMPDIR set to a new folder of its own, removed when the command succeeds and
 # kept (its path printed) when it fails. The tests' servers, databases, files and PostgreSQL
 # clusters go there: a test pass makes some 1,500 folders (about half a gigabyte), and each pass
 # left them in /tmp for good. The command's exit status is passed on.

@@ -278,7 +278,8 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
         return figures
     }
 
-    /// `WHERE` of rows of one mode with `column` in `span`, by `actor` (when given).
+    /// The condition on rows (responses, answers or rollups) of one mode with `column` in `span`,
+    /// by `actor` (when given).
     private static func filter(livemode: Bool, column: String, span: Span, actor: String?) -> SQLQueryString {
         var filter: SQLQueryString = "livemode = \(bind: livemode)"
         if let from = span.from { filter += " AND \(ident: column) >= \(bind: from)" }
@@ -319,15 +320,6 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
             figures.add(dimension, question: try row.decode(column: "question_id", as: Int.self),
                         value: try row.decode(column: "value", as: Int.self), count: try row.decode(column: "n", as: Int.self))
         }
-    }
-
-    /// `builder` narrowed to rows (responses or answers) of one mode, created in `span`, by `actor`.
-    private static func rows(_ builder: SQLSelectBuilder, livemode: Bool, span: Span, actor: String?) -> SQLSelectBuilder {
-        var builder = builder.where("livemode", .equal, livemode)
-        if let from = span.from { builder = builder.where("created_at", .greaterThanOrEqual, from) }
-        if let to = span.to { builder = builder.where("created_at", .lessThan, to) }
-        if let actor { builder = builder.where("actor", .equal, actor) }
-        return builder
     }
 
     /// Counts the rows of `sources`: each a span of the tables, or (`listedOnly`) of the
@@ -380,7 +372,8 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
     func freeTextSamples(
         question: Int, livemode: Bool, from: Int64?, to: Int64?, actor: String?, limit: Int
     ) async throws -> [String] {
-        let builder = Self.rows(db.select().column("free_text").from("cancel_flow_answers"), livemode: livemode, span: (from, to), actor: actor)
+        let builder = db.select().column("free_text").from("cancel_flow_answers")
+            .where(Self.filter(livemode: livemode, column: "created_at", span: (from, to), actor: actor))
             .where("question_id", .equal, question).where("has_text", .equal, true)
         return try await builder.orderBy("created_at", .descending).limit(limit).all()
             .map { try $0.decode(column: "free_text", as: String.self) }
