@@ -1,7 +1,10 @@
 import Foundation
+import Logging
+import NIOCore
 import SQLKit
 import SaveDeskAPI
 @testable import SaveDeskServer
+import Synchronization
 import Testing
 
 /// The cancel-flow funnel reads daily rollups for whole days, hourly rollups for the whole hours
@@ -284,6 +287,54 @@ struct CancelFlowRollupTests {
         }
     }
 
+    /// Whatever the range, the funnel is one statement: one round trip on PostgreSQL, and one
+    /// snapshot on either engine (rollups, rows not folded yet and samples agree), the newest
+    /// free-text answers included.
+    @Test func theFunnelIsReadInOneStatementWhateverTheRange() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let submitted = try await Self.minutes(server, seed: 21)
+        let hour = Double(CancelFlowRollups.start(Int64(submitted[0].at.timeIntervalSince1970), 3_600))
+        let store = server.running.store
+        for (from, to) in [(nil, nil), (hour + 50, hour + 7_200 - 50), (hour + 3_600 + 1_260, nil)] as [(Double?, Double?)] {
+            let counting = try await store.sqlRead { db in
+                let counting = CountingDatabase(db)
+                let figures = try await SQLCancelFlowResponseRepository(db: counting, kind: store.kind).figures(
+                    livemode: false, from: from.map(Int64.init), to: to.map(Int64.init), actor: nil, samplesOf: [1, 3], samples: 5
+                )
+                let inRange = submitted.filter { s in from.map { s.at.timeIntervalSince1970 >= $0 } ?? true && to.map { s.at.timeIntervalSince1970 < $0 } ?? true }
+                #expect(figures.outcomes.values.flatMap(\.values).reduce(0, +) == inRange.count)
+                let texts = inRange.reversed().compactMap { $0.response.answers.first { $0.questionId == 3 }?.freeText }
+                #expect(figures.samples[3] == Array(texts.prefix(5)), "newest first")
+                #expect(figures.samples[1] == nil, "question 1 has no free text")
+                return counting
+            }
+            #expect(counting.statements == 1, "\(String(describing: from))–\(String(describing: to))")
+        }
+    }
+
+    /// The samples of a question nobody wrote in are an empty range of the index of text answers
+    /// (migration 18), not a scan of all its answers for none: at ten million responses that scan
+    /// took seconds a request.
+    @Test func theSamplesReadTheIndexOfTextAnswers() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let store = server.running.store
+        let query = SQLCancelFlowResponseRepository.sampleQuery(questions: [1], livemode: false, span: (nil, nil), actor: nil, limit: 5)
+        let plan = try await store.sqlRead { db -> String in
+            guard store.kind == .postgres else {
+                return try await db.raw("EXPLAIN QUERY PLAN " + query).all().map { try $0.decode(column: "detail", as: String.self) }.joined(separator: "\n")
+            }
+            // (The test's tables are tiny: without this PostgreSQL reads them whole either way.)
+            try await db.raw("BEGIN").run()
+            try await db.raw("SET LOCAL enable_seqscan = off").run()
+            let lines = try await db.raw("EXPLAIN " + query).all().map { try $0.decode(column: "QUERY PLAN", as: String.self) }
+            try await db.raw("ROLLBACK").run()
+            return lines.joined(separator: "\n")
+        }
+        #expect(plan.contains("cancel_flow_answers_text"), "\(plan)")
+    }
+
     @Test func theFiveMinuteMigrationLeavesTheResponsesListedToTheFold() async throws {
         let server = try await TestServer.start()
         var submitted = try await Self.minutes(server, seed: 13)
@@ -372,7 +423,7 @@ struct CancelFlowRollupTests {
                 // (and none of the later migrations either)
                 for index in ["idempotency_records_mode", "portal_sessions_mode", "checkout_transactions_mode", "customers_ranked_listing", "customers_kind",
                               "customers_created_by", "customers_app_account_token", "app_store_links_customer", "appstore_notifications_waiting",
-                              "cancel_flow_responses_customer"] {
+                              "cancel_flow_responses_customer", "cancel_flow_answers_text"] {
                     try await db.raw("DROP INDEX \(unsafeRaw: index)").run()
                 }
                 try await db.raw("DROP TABLE app_store_links").run()
@@ -403,5 +454,30 @@ struct CancelFlowRollupTests {
         let midnight = Date(timeIntervalSince1970: Double(CancelFlowRollups.dayStart(Int64(submitted[0].at.timeIntervalSince1970)) + 86_400))
         let marco = try await restarted.desk.getCancelFlowAnalytics(query: .init(from: midnight, _operator: "Marco (support)")).ok.body.json
         Self.expectMatch(marco, submitted, from: midnight, to: nil, actor: "Marco (support)")
+    }
+}
+
+/// Passes statements through to `base`, counting them.
+final class CountingDatabase: SQLDatabase {
+    let base: any SQLDatabase
+    private let count = Mutex(0)
+
+    init(_ base: any SQLDatabase) { self.base = base }
+
+    var statements: Int { count.withLock { $0 } }
+    var logger: Logger { base.logger }
+    var eventLoop: any EventLoop { base.eventLoop }
+    var version: (any SQLDatabaseReportedVersion)? { base.version }
+    var dialect: any SQLDialect { base.dialect }
+    var queryLogLevel: Logger.Level? { base.queryLogLevel }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> ()) -> EventLoopFuture<Void> {
+        count.withLock { $0 += 1 }
+        return base.execute(sql: query, onRow)
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> ()) async throws {
+        count.withLock { $0 += 1 }
+        try await base.execute(sql: query, onRow)
     }
 }

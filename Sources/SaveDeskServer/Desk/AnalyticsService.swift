@@ -2,8 +2,8 @@ import Foundation
 import RetentionDomain
 import SaveDeskAPI
 
-/// Cancel-flow analytics for managers: the responses' daily rollups (and the rows of partial
-/// days), filtered by date range and operator, and broken down by operator.
+/// Cancel-flow analytics for managers: the responses' rollups (and the rows of the partial ends),
+/// filtered by date range and operator, and broken down by operator.
 final class AnalyticsService: Sendable {
     typealias Schemas = Components.Schemas
     let store: Store
@@ -23,30 +23,24 @@ final class AnalyticsService: Sendable {
         }
         let livemode = scope.livemode
         let (fromSeconds, toSeconds) = (from?.unixSeconds, to?.unixSeconds)
-        return try await store.readSnapshot { data in
-            let figures = try await data.cancelFlow.figures(livemode: livemode, from: fromSeconds, to: toSeconds, actor: operatorName)
+        // Two statements, each its own snapshot: the funnel (rollups and rows agree within it; a
+        // fold moves responses from the one to the other) and the App Store cancellations.
+        return try await store.read { data in
+            let figures = try await data.cancelFlow.figures(
+                livemode: livemode, from: fromSeconds, to: toSeconds, actor: operatorName,
+                samplesOf: config.cancelFlow.config.questions.map(\.id), samples: Self.samplesPerQuestion
+            )
             let totals = figures.outcomes.values.reduce(into: [String: Int]()) { sum, counts in
                 for (outcome, n) in counts { sum[outcome, default: 0] += n }
             }
-            var samples: [Int: [String]] = [:]
-            for question in config.cancelFlow.config.questions where (figures.freeTexts[question.id] ?? 0) > 0 {
-                samples[question.id] = try await data.cancelFlow.freeTextSamples(
-                    question: question.id, livemode: livemode, from: fromSeconds, to: toSeconds, actor: operatorName,
-                    limit: Self.samplesPerQuestion
-                )
-            }
-
             // App Store cancellations: read out in the range, and confirmed by Apple in the range.
-            func cancellations(_ milestone: AppStoreCancellationRecord.Milestone) async throws -> Int {
-                try await data.appStore.countCancellations(milestone, livemode: livemode, from: fromSeconds, to: toSeconds, readOutBy: operatorName)
-            }
-
+            let cancellations = try await data.appStore.countCancellations(livemode: livemode, from: fromSeconds, to: toSeconds, readOutBy: operatorName)
             return Schemas.CancelFlowAnalytics(
                 from: from, to: to, outcomes: Self.outcomes(totals),
                 offerShown: figures.offerShown, offerAccepted: figures.offerAccepted, pauseShown: figures.pauseShown,
                 pauseAccepted: figures.pauseAccepted,
                 pauseApplied: totals["paused"] ?? 0,
-                appStoreCancellations: .init(readOut: try await cancellations(.readOut), confirmed: try await cancellations(.confirmed)),
+                appStoreCancellations: .init(readOut: cancellations.readOut, confirmed: cancellations.confirmed),
                 pauseDurations: figures.pauseDurations.sorted { $0.key < $1.key }.map { .init(key: String($0.key), count: $0.value) },
                 lastStepReached: figures.lastSteps.sorted { $0.key < $1.key }.map { .init(key: String($0.key), count: $0.value) },
                 questions: config.cancelFlow.config.orderedQuestions.map { question in
@@ -55,7 +49,7 @@ final class AnalyticsService: Sendable {
                         answers: question.options.map { option in
                             .init(optionId: option.id, label: option.label, count: figures.options[question.id]?[option.id] ?? 0)
                         },
-                        freeTextCount: figures.freeTexts[question.id] ?? 0, freeTextSamples: samples[question.id] ?? []
+                        freeTextCount: figures.freeTexts[question.id] ?? 0, freeTextSamples: figures.samples[question.id] ?? []
                     )
                 },
                 operators: figures.outcomes.keys.sorted().map { .init(_operator: $0, outcomes: Self.outcomes(figures.outcomes[$0] ?? [:])) }

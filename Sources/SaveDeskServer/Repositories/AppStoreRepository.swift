@@ -16,9 +16,9 @@ protocol AppStoreRepository: Sendable {
     func latestCancellation(subscriptionId: String) async throws -> AppStoreCancellationRecord?
     /// Marks a subscription's open cancellations confirmed by Apple.
     func confirmCancellations(subscriptionId: String, at: Int64) async throws
-    /// How many cancellations of a mode have `column` (read_out_at or confirmed_at) set within
-    /// `[from, to)`, for one operator or all.
-    func countCancellations(_ column: AppStoreCancellationRecord.Milestone, livemode: Bool, from: Int64?, to: Int64?, readOutBy: String?) async throws -> Int
+    /// How many cancellations of a mode were read out within `[from, to)`, and how many were
+    /// confirmed by Apple within it, for one operator or all (one statement).
+    func countCancellations(livemode: Bool, from: Int64?, to: Int64?, readOutBy: String?) async throws -> (readOut: Int, confirmed: Int)
 }
 
 /// An App Store cancellation an agent read out, waiting for Apple until it is confirmed.
@@ -78,15 +78,16 @@ struct SQLAppStoreRepository: AppStoreRepository {
             .where("subscription_id", .equal, subscriptionId).where("confirmed_at", .is, SQLLiteral.null).run()
     }
 
-    func countCancellations(
-        _ milestone: AppStoreCancellationRecord.Milestone, livemode: Bool, from: Int64?, to: Int64?, readOutBy: String?
-    ) async throws -> Int {
-        let column = SQLColumn(milestone.rawValue)
-        let builder = db.select().column(SQLFunction("count", args: SQLLiteral.all), as: "n").from("appstore_cancellations")
-            .where("livemode", .equal, livemode).where(column, .isNot, SQLLiteral.null)
-        if let from { builder.where(column, .greaterThanOrEqual, SQLBind(from)) }
-        if let to { builder.where(column, .lessThan, SQLBind(to)) }
-        if let readOutBy { builder.where("read_out_by", .equal, readOutBy) }
-        return try await builder.first()?.decode(column: "n", as: Int.self) ?? 0
+    func countCancellations(livemode: Bool, from: Int64?, to: Int64?, readOutBy: String?) async throws -> (readOut: Int, confirmed: Int) {
+        func count(_ milestone: AppStoreCancellationRecord.Milestone) -> SQLQueryString {
+            let column = milestone.rawValue
+            var count: SQLQueryString = "SELECT count(*) FROM appstore_cancellations WHERE livemode = \(bind: livemode) AND \(ident: column) IS NOT NULL"
+            if let from { count += " AND \(ident: column) >= \(bind: from)" }
+            if let to { count += " AND \(ident: column) < \(bind: to)" }
+            if let readOutBy { count += " AND read_out_by = \(bind: readOutBy)" }
+            return count
+        }
+        let row = try await db.raw("SELECT (\(count(.readOut))) AS read_out, (\(count(.confirmed))) AS confirmed").first()
+        return (try row?.decode(column: "read_out", as: Int.self) ?? 0, try row?.decode(column: "confirmed", as: Int.self) ?? 0)
     }
 }

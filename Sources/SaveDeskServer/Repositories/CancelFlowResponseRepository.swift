@@ -24,10 +24,9 @@ protocol CancelFlowResponseRepository: Sendable {
     func unrolledBacklog(livemode: Bool) async throws -> (count: Int, oldest: Int64)?
     /// Empties the rollups and fills them again from every stored response (after a bulk load).
     func rebuildRollups() async throws
-    /// The funnel's figures over `[from, to)` (nil: no limit), for one actor or all.
-    func figures(livemode: Bool, from: Int64?, to: Int64?, actor: String?) async throws -> CancelFlowFigures
-    /// The newest free-text answers to `question` in `[from, to)`, newest first.
-    func freeTextSamples(question: Int, livemode: Bool, from: Int64?, to: Int64?, actor: String?, limit: Int) async throws -> [String]
+    /// The funnel's figures over `[from, to)` (nil: no limit), for one actor or all, with the
+    /// newest free-text answers (up to `samples`) to each of `questions`; one statement.
+    func figures(livemode: Bool, from: Int64?, to: Int64?, actor: String?, samplesOf questions: [Int], samples: Int) async throws -> CancelFlowFigures
     /// The answers (JSON, as the SDK sent them) of the customer's latest response for a product.
     func latestAnswers(customerId: String, productId: String) async throws -> String?
 }
@@ -84,6 +83,26 @@ enum CancelFlowRollups {
         /// A free-text answer to a question.
         case freeText = "free_text"
     }
+
+    /// What one response adds to the rollups: the rule the fold (`Schema.addToRollups`) and the
+    /// funnel's rows (the partial ends, the responses not folded yet) share. To its actor's and
+    /// outcome's row: one to `n`, and one to each of `flags` it has set.
+    static let flags = ["offer_shown", "offer_accepted", "pause_shown", "pause_accepted"]
+    /// One if `flag` is set, else zero (SQL, on either engine's flags).
+    static func oneIf(_ flag: String) -> String { "CASE WHEN \(flag) THEN 1 ELSE 0 END" }
+
+    /// And one to each count whose rows (its answers or the response itself, `filter`) it has:
+    /// the count of `dimension` keyed by the `question` and `value` columns (SQL).
+    struct Counted: Sendable {
+        var dimension: Dimension, question: String, value: String, fromAnswers: Bool, filter: String
+    }
+    static let counted = [
+        Counted(dimension: .step, question: "0", value: "last_step_seen", fromAnswers: false, filter: "1 = 1"),
+        Counted(dimension: .pauseDays, question: "0", value: "pause_duration_days", fromAnswers: false,
+                filter: "pause_accepted AND pause_duration_days IS NOT NULL"),
+        Counted(dimension: .option, question: "question_id", value: "option_id", fromAnswers: true, filter: "option_id IS NOT NULL"),
+        Counted(dimension: .freeText, question: "question_id", value: "0", fromAnswers: true, filter: "has_text"),
+    ]
 
     /// A time range, either end open (nil).
     typealias Span = (from: Int64?, to: Int64?)
@@ -170,6 +189,8 @@ struct CancelFlowFigures: Sendable, Equatable {
     var options: [Int: [Int: Int]] = [:]
     /// Per question: how many free-text answers.
     var freeTexts: [Int: Int] = [:]
+    /// Per question asked for: its newest free-text answers, newest first.
+    var samples: [Int: [String]] = [:]
 
     mutating func add(_ dimension: Dimension, question: Int, value: Int, count n: Int) {
         switch dimension {
@@ -256,14 +277,13 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
 
     // MARK: Reading
 
-    /// Four statements whatever the range: the rollups of every whole bucket (one for the
-    /// outcomes, one for the counts), and the rows of the partial five minutes at its ends with
-    /// those of the whole buckets' responses the fold has not reached yet (one for the responses,
-    /// one for the answers).
-    func figures(livemode: Bool, from: Int64?, to: Int64?, actor: String?) async throws -> Figures {
-        var figures = Figures()
+    /// One statement whatever the range (`SQLQueriesAsJSON`): the outcomes and the counts, each
+    /// summed over the rollups of every whole bucket and the rows of the partial five minutes at
+    /// the range's ends and of the whole buckets' responses the fold has not reached yet (each row
+    /// adding what the fold would add); and the newest free-text answers to each of `questions`.
+    func figures(livemode: Bool, from: Int64?, to: Int64?, actor: String?, samplesOf questions: [Int], samples: Int) async throws -> Figures {
+        var figures = Figures(), read = SQLQueriesAsJSON(kind: kind)
         let split = CancelFlowRollups.split(from: from, to: to)
-        try await addRollups(to: &figures, livemode: livemode, buckets: split.buckets, actor: actor)
         // The rows: the partial ends from the tables, and, over the span the buckets tile, the
         // responses listed for the next fold (from the short list to the rows by key, never by
         // scanning the range).
@@ -274,8 +294,52 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
             }
             sources.append((tiled, true))
         }
-        try await addRows(to: &figures, livemode: livemode, sources: sources, actor: actor)
+        let outcomes = read.add(Self.outcomeQuery(livemode: livemode, buckets: split.buckets, sources: sources, actor: actor), columns: OutcomeSum.columns)
+        let counts = read.add(Self.countQuery(livemode: livemode, buckets: split.buckets, sources: sources, actor: actor), columns: CountSum.columns)
+        let sampled = questions.isEmpty ? nil
+            : read.add(Self.sampleQuery(questions: questions, livemode: livemode, span: (from, to), actor: actor, limit: samples), columns: Sample.columns)
+        guard let row = try await read.run(on: db) else { return figures }
+
+        for sum in try SQLQueriesAsJSON.rows(row, outcomes, as: OutcomeSum.self) {
+            figures.outcomes[sum.actor, default: [:]][sum.outcome, default: 0] += sum.n
+            figures.offerShown += sum.offerShown
+            figures.offerAccepted += sum.offerAccepted
+            figures.pauseShown += sum.pauseShown
+            figures.pauseAccepted += sum.pauseAccepted
+        }
+        for count in try SQLQueriesAsJSON.rows(row, counts, as: CountSum.self) {
+            guard let dimension = Dimension(rawValue: count.dimension) else { continue }
+            figures.add(dimension, question: count.questionId, value: count.value, count: count.n)
+        }
+        if let sampled {
+            // Newest first (a union's rows come in no promised order; ties keep the order read).
+            let newest = try SQLQueriesAsJSON.rows(row, sampled, as: Sample.self).enumerated()
+                .sorted { ($0.element.createdAt, -$0.offset) > ($1.element.createdAt, -$1.offset) }
+            for sample in newest.map(\.element) { figures.samples[sample.questionId, default: []].append(sample.freeText) }
+        }
         return figures
+    }
+
+    /// What the funnel's queries return, a row each (`SQLQueriesAsJSON`'s keys are the columns,
+    /// spelled out: JSONDecoder's snake_case conversion was a third of a request's time).
+    private struct OutcomeSum: Decodable {
+        static let columns = ["actor", "outcome", "n"] + CancelFlowRollups.flags
+        var actor: String, outcome: String
+        var n: Int, offerShown: Int, offerAccepted: Int, pauseShown: Int, pauseAccepted: Int
+        enum CodingKeys: String, CodingKey {
+            case actor, outcome, n, offerShown = "offer_shown", offerAccepted = "offer_accepted", pauseShown = "pause_shown"
+            case pauseAccepted = "pause_accepted"
+        }
+    }
+    private struct CountSum: Decodable {
+        static let columns = ["dimension", "question_id", "value", "n"]
+        var dimension: String, questionId: Int, value: Int, n: Int
+        enum CodingKeys: String, CodingKey { case dimension, questionId = "question_id", value, n }
+    }
+    private struct Sample: Decodable {
+        static let columns = ["question_id", "free_text", "created_at"]
+        var questionId: Int, freeText: String, createdAt: Int64
+        enum CodingKeys: String, CodingKey { case questionId = "question_id", freeText = "free_text", createdAt = "created_at" }
     }
 
     /// The condition on rows (responses, answers or rollups) of one mode with `column` in `span`,
@@ -288,95 +352,67 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
         return filter
     }
 
-    /// Sums the rollups of `buckets` (every grain's in one statement per kind of table).
-    private func addRollups(to figures: inout Figures, livemode: Bool, buckets: [(grain: CancelFlowRollups.Grain, span: Span)], actor: String?) async throws {
-        guard !buckets.isEmpty else { return }
-        let sums = ["n", "offer_shown", "offer_accepted", "pause_shown", "pause_accepted"]
+    /// The outcomes per actor: the rollups of `buckets` and the rows of `sources`, summed.
+    private static func outcomeQuery(
+        livemode: Bool, buckets: [(grain: CancelFlowRollups.Grain, span: Span)], sources: [(span: Span, listedOnly: Bool)], actor: String?
+    ) -> SQLQueryString {
+        let sums = ["n"] + CancelFlowRollups.flags
+        let rollups = buckets.map { bucket -> SQLQueryString in
+            "SELECT actor, outcome, \(idents: sums, joinedBy: ", ") FROM \(ident: bucket.grain.table) WHERE "
+                + filter(livemode: livemode, column: bucket.grain.column, span: bucket.span, actor: actor)
+        }
+        let perRow = (["1 AS n"] + CancelFlowRollups.flags.map { CancelFlowRollups.oneIf($0) + " AS " + $0 }).joined(separator: ", ")
+        let rows = sources.map { source -> SQLQueryString in
+            "SELECT actor, outcome, \(unsafeRaw: perRow) FROM " + Self.source(source, answers: false, livemode: livemode)
+                + " WHERE " + filter(livemode: livemode, column: "created_at", span: source.span, actor: actor)
+        }
         // PostgreSQL sums BIGINTs as NUMERIC; the cast makes them integers on both engines.
         let summed = sums.map { "CAST(sum(\(ident: $0)) AS BIGINT) AS \(ident: $0)" as SQLQueryString }.joined(separator: ", ")
-        let outcomes = buckets.map { bucket -> SQLQueryString in
-            "SELECT actor, outcome, \(idents: sums, joinedBy: ", ") FROM \(ident: bucket.grain.table) WHERE "
-                + Self.filter(livemode: livemode, column: bucket.grain.column, span: bucket.span, actor: actor)
-        }.joined(separator: " UNION ALL ")
-        let outcomeQuery: SQLQueryString = "SELECT actor, outcome, \(summed) FROM (\(outcomes)) AS buckets GROUP BY actor, outcome"
-        for row in try await db.raw(outcomeQuery).all() {
-            func int(_ column: String) throws -> Int { try row.decode(column: column, as: Int.self) }
-            figures.outcomes[try row.decode(column: "actor", as: String.self), default: [:]][try row.decode(column: "outcome", as: String.self), default: 0] += try int("n")
-            figures.offerShown += try int("offer_shown")
-            figures.offerAccepted += try int("offer_accepted")
-            figures.pauseShown += try int("pause_shown")
-            figures.pauseAccepted += try int("pause_accepted")
-        }
-        // The counts rows of one actor, or those summing every actor's.
-        let counts = buckets.map { bucket -> SQLQueryString in
+        return "SELECT actor, outcome, \(summed) FROM (\((rollups + rows).joined(separator: " UNION ALL "))) AS parts GROUP BY actor, outcome"
+    }
+
+    /// The counts: the rollups of `buckets` (one actor's, or those summing every actor's) and the
+    /// rows of `sources`, summed.
+    private static func countQuery(
+        livemode: Bool, buckets: [(grain: CancelFlowRollups.Grain, span: Span)], sources: [(span: Span, listedOnly: Bool)], actor: String?
+    ) -> SQLQueryString {
+        let rollups = buckets.map { bucket -> SQLQueryString in
             "SELECT dimension, question_id, value, n FROM \(ident: bucket.grain.countsTable) WHERE "
-                + Self.filter(livemode: livemode, column: bucket.grain.column, span: bucket.span, actor: actor ?? CancelFlowRollups.everyActor)
-        }.joined(separator: " UNION ALL ")
-        let countQuery: SQLQueryString = """
-            SELECT dimension, question_id, value, CAST(sum(n) AS BIGINT) AS n FROM (\(counts)) AS buckets GROUP BY dimension, question_id, value
-            """
-        for row in try await db.raw(countQuery).all() {
-            guard let dimension = Dimension(rawValue: try row.decode(column: "dimension", as: String.self)) else { continue }
-            figures.add(dimension, question: try row.decode(column: "question_id", as: Int.self),
-                        value: try row.decode(column: "value", as: Int.self), count: try row.decode(column: "n", as: Int.self))
+                + filter(livemode: livemode, column: bucket.grain.column, span: bucket.span, actor: actor ?? CancelFlowRollups.everyActor)
         }
-    }
-
-    /// Counts the rows of `sources`: each a span of the tables, or (`listedOnly`) of the
-    /// responses listed for the next fold.
-    private func addRows(to figures: inout Figures, livemode: Bool, sources: [(span: Span, listedOnly: Bool)], actor: String?) async throws {
-        guard !sources.isEmpty else { return }
-        func picked(_ columns: [String], table: String, listed: String) -> SQLQueryString {
-            sources.map { source -> SQLQueryString in
-                "SELECT \(idents: columns, joinedBy: ", ") FROM \(unsafeRaw: source.listedOnly ? listed : table) WHERE "
-                    + Self.filter(livemode: livemode, column: "created_at", span: source.span, actor: actor)
-            }.joined(separator: " UNION ALL ")
-        }
-        let dimensions = [
-            "actor", "outcome", "last_step_seen", "pause_duration_days", "offer_shown", "offer_accepted", "pause_shown",
-            "pause_accepted",
-        ]
-        // One grouped pass over the responses (index ranges, see the funnel index).
-        let responses = picked(dimensions, table: "cancel_flow_responses", listed: Schema.unrolledResponses(livemode: livemode))
-        let grouped: SQLQueryString = """
-            SELECT \(idents: dimensions, joinedBy: ", "), count(*) AS n FROM (\(responses)) AS picked GROUP BY \(idents: dimensions, joinedBy: ", ")
-            """
-        for row in try await db.raw(grouped).all() {
-            let n = try row.decode(column: "n", as: Int.self)
-            func flag(_ column: String) throws -> Bool { try row.decode(column: column, as: Bool.self) }
-            figures.outcomes[try row.decode(column: "actor", as: String.self), default: [:]][try row.decode(column: "outcome", as: String.self), default: 0] += n
-            if try flag("offer_shown") { figures.offerShown += n }
-            if try flag("offer_accepted") { figures.offerAccepted += n }
-            if try flag("pause_shown") { figures.pauseShown += n }
-            if try flag("pause_accepted") {
-                figures.pauseAccepted += n
-                if let days = try row.decode(column: "pause_duration_days", as: Int?.self) { figures.add(.pauseDays, question: 0, value: days, count: n) }
+        let rows = sources.flatMap { source in
+            CancelFlowRollups.counted.map { count -> SQLQueryString in
+                "SELECT \(literal: count.dimension.rawValue) AS dimension, \(unsafeRaw: count.question) AS question_id, \(unsafeRaw: count.value) AS value, 1 AS n FROM "
+                    + Self.source(source, answers: count.fromAnswers, livemode: livemode)
+                    + " WHERE " + filter(livemode: livemode, column: "created_at", span: source.span, actor: actor) + " AND \(unsafeRaw: count.filter)"
             }
-            figures.add(.step, question: 0, value: try row.decode(column: "last_step_seen", as: Int.self), count: n)
         }
-        // One grouped pass over the answers.
-        let answerColumns = ["question_id", "option_id", "has_text"]
-        let answers = picked(answerColumns, table: "cancel_flow_answers", listed: Schema.unrolledAnswers(livemode: livemode))
-        let answerQuery: SQLQueryString = """
-            SELECT \(idents: answerColumns, joinedBy: ", "), count(*) AS n FROM (\(answers)) AS picked GROUP BY \(idents: answerColumns, joinedBy: ", ")
+        return """
+            SELECT dimension, question_id, value, CAST(sum(n) AS BIGINT) AS n FROM (\((rollups + rows).joined(separator: " UNION ALL "))) AS parts \
+            GROUP BY dimension, question_id, value
             """
-        for row in try await db.raw(answerQuery).all() {
-            let question = try row.decode(column: "question_id", as: Int.self)
-            let n = try row.decode(column: "n", as: Int.self)
-            if let option = try row.decode(column: "option_id", as: Int?.self) { figures.add(.option, question: question, value: option, count: n) }
-            if try row.decode(column: "has_text", as: Bool.self) { figures.add(.freeText, question: question, value: 0, count: n) }
+    }
+
+    /// The rows (responses, or their `answers`) of a source: a span of the table, or the rows of
+    /// the responses listed for the next fold.
+    private static func source(_ source: (span: Span, listedOnly: Bool), answers: Bool, livemode: Bool) -> SQLQueryString {
+        switch (source.listedOnly, answers) {
+        case (false, false): "cancel_flow_responses"
+        case (false, true): "cancel_flow_answers"
+        case (true, false): "\(unsafeRaw: Schema.unrolledResponses(livemode: livemode))"
+        case (true, true): "\(unsafeRaw: Schema.unrolledAnswers(livemode: livemode))"
         }
     }
 
-    /// The newest free-text answers to `question` in `[from, to)`, newest first.
-    func freeTextSamples(
-        question: Int, livemode: Bool, from: Int64?, to: Int64?, actor: String?, limit: Int
-    ) async throws -> [String] {
-        let builder = db.select().column("free_text").from("cancel_flow_answers")
-            .where(Self.filter(livemode: livemode, column: "created_at", span: (from, to), actor: actor))
-            .where("question_id", .equal, question).where("has_text", .equal, true)
-        return try await builder.orderBy("created_at", .descending).limit(limit).all()
-            .map { try $0.decode(column: "free_text", as: String.self) }
+    /// The newest `limit` free-text answers to each of `questions` in `span` (`has_text` as the
+    /// index of text answers says it, so both engines see that the index holds them).
+    static func sampleQuery(questions: [Int], livemode: Bool, span: Span, actor: String?, limit: Int) -> SQLQueryString {
+        questions.map { question -> SQLQueryString in
+            let newest: SQLQueryString = "SELECT \(idents: Sample.columns, joinedBy: ", ") FROM cancel_flow_answers WHERE "
+                + filter(livemode: livemode, column: "created_at", span: span, actor: actor)
+                + " AND question_id = \(bind: question) AND has_text ORDER BY created_at DESC LIMIT \(unsafeRaw: String(limit))"
+            return "SELECT * FROM (\(newest)) AS newest"
+        }.joined(separator: " UNION ALL ")
     }
 
     func latestAnswers(customerId: String, productId: String) async throws -> String? {

@@ -1,3 +1,4 @@
+import Foundation
 import SQLKit
 import Synchronization
 
@@ -92,5 +93,39 @@ enum SQLBindings {
             if let value { return SQLBind(value) }
             return SQLLiteral.null
         }
+    }
+}
+
+/// Several reads answered by one statement: each query's rows as a JSON array in a column of its
+/// own. One round trip instead of one per query (PostgreSQL), and, being one statement, one
+/// snapshot on either engine, so the queries need no transaction around them to agree.
+struct SQLQueriesAsJSON {
+    let kind: Store.Kind
+    private var parts: [SQLQueryString] = []
+
+    init(kind: Store.Kind) { self.kind = kind }
+
+    /// Adds `query`, whose result columns are `columns`; returns the column its rows come in.
+    mutating func add(_ query: SQLQueryString, columns: [String]) -> String {
+        let name = "rows_\(parts.count)"
+        let array: SQLQueryString = switch kind {
+        case .postgres: "CAST(coalesce(json_agg(q), '[]') AS TEXT)"
+        case .sqlite:
+            "json_group_array(json_object("
+                + columns.map { "\(literal: $0), q.\(ident: $0)" as SQLQueryString }.joined(separator: ", ") + "))"
+        }
+        parts.append("(SELECT \(array) FROM (\(query)) AS q) AS \(ident: name)")
+        return name
+    }
+
+    /// Runs the statement; nil when nothing was added.
+    func run(on db: any SQLDatabase) async throws -> (any SQLRow)? {
+        guard !parts.isEmpty else { return nil }
+        return try await db.raw("SELECT " + parts.joined(separator: ", ")).first()
+    }
+
+    /// The rows at `column` of `row`, keyed by the query's column names.
+    static func rows<T: Decodable>(_ row: any SQLRow, _ column: String, as type: T.Type) throws -> [T] {
+        try JSONDecoder().decode([T].self, from: Data(try row.decode(column: column, as: String.self).utf8))
     }
 }

@@ -13,6 +13,10 @@ enum Schema {
             (12, retentionRequests(flag: flag)), (13, finerRollups(.hour, flag: flag)), (14, stripe(flag: flag)),
             (15, kind == .sqlite ? sqliteSortedPrefixes : []), (16, kind == .sqlite ? [] : postgresEventsAtCommit),
             (17, finerRollups(.fiveMinutes, flag: flag)),
+            // The funnel's free-text samples (each question's newest): an index of the answers
+            // with text only, so a question nobody wrote in is an empty range, not a scan of all
+            // its answers for none.
+            (18, ["CREATE INDEX cancel_flow_answers_text ON cancel_flow_answers (livemode, question_id, created_at) WHERE has_text"]),
         ]
     }
 
@@ -241,26 +245,21 @@ enum Schema {
                 WHERE \(filter) GROUP BY \(groups.joined(separator: ", "))
                 """ + (upsert ? " ON CONFLICT (livemode, actor, \(key), dimension, question_id, value) DO UPDATE SET n = \(countsTable).n + excluded.n" : "")
         }
-        let sums = ["offer_shown", "offer_accepted", "pause_shown", "pause_accepted"]
+        // What each response adds: `CancelFlowRollups.flags` and `.counted` (the funnel's rows add the same).
+        let sums = CancelFlowRollups.flags
         var statements = [
             """
-            INSERT INTO \(table) (livemode, \(key), actor, outcome, n, offer_shown, offer_accepted, pause_shown, pause_accepted)
-            SELECT livemode, \(bucket), actor, outcome, count(*),
-                sum(CASE WHEN offer_shown THEN 1 ELSE 0 END), sum(CASE WHEN offer_accepted THEN 1 ELSE 0 END),
-                sum(CASE WHEN pause_shown THEN 1 ELSE 0 END), sum(CASE WHEN pause_accepted THEN 1 ELSE 0 END)
+            INSERT INTO \(table) (livemode, \(key), actor, outcome, n, \(sums.joined(separator: ", ")))
+            SELECT livemode, \(bucket), actor, outcome, count(*), \(sums.map { "sum(\(CancelFlowRollups.oneIf($0)))" }.joined(separator: ", "))
             FROM \(responses) WHERE 1 = 1 GROUP BY livemode, \(bucket), actor, outcome
             """ + (upsert ? " ON CONFLICT (livemode, \(key), actor, outcome) DO UPDATE SET n = \(table).n + excluded.n, "
                 + sums.map { "\($0) = \(table).\($0) + excluded.\($0)" }.joined(separator: ", ") : ""),
         ]
         for actor in ["actor", "'\(CancelFlowRollups.everyActor)'"] {
-            statements += [
-                counts(actor: actor, "step", question: "0", value: "last_step_seen", fromAnswers: false, where: "1 = 1"),
-                counts(actor: actor, "pause_days", question: "0", value: "pause_duration_days", fromAnswers: false,
-                       where: "pause_accepted AND pause_duration_days IS NOT NULL"),
-                counts(actor: actor, "option", question: "question_id", value: "option_id", fromAnswers: true,
-                       where: "option_id IS NOT NULL"),
-                counts(actor: actor, "free_text", question: "question_id", value: "0", fromAnswers: true, where: "has_text"),
-            ]
+            statements += CancelFlowRollups.counted.map { count in
+                counts(actor: actor, count.dimension.rawValue, question: count.question, value: count.value, fromAnswers: count.fromAnswers,
+                       where: count.filter)
+            }
         }
         return statements
     }

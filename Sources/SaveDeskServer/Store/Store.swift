@@ -143,23 +143,6 @@ public final class Store: Sendable {
         telling.withLock { $0.task = task }
     }
 
-    /// Reads through the repositories in one snapshot: every read sees the same committed state
-    /// (the funnel reads the rollups and the responses not folded yet; a fold between the two
-    /// must not count a response twice or not at all).
-    func readSnapshot<T>(_ body: (Repositories) async throws -> T) async throws -> T {
-        try await engine.read { db in
-            try await db.raw(kind == .postgres ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN").run()
-            do {
-                let result = try await body(Repositories(sql: db, kind: kind))
-                try await db.raw("COMMIT").run()
-                return result
-            } catch {
-                try? await db.raw("ROLLBACK").run()
-                throw error
-            }
-        }
-    }
-
     /// The SQL doors, below the repositories: for the schema, bulk loaders and tests.
     func sqlRead<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await engine.read(body) }
     /// Every transaction is timed from the call to its commit, its wait for the writer (the
