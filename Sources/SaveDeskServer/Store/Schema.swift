@@ -236,13 +236,13 @@ enum Schema {
     static func addToRollups(_ grain: CancelFlowRollups.Grain, responses: String, answers: String, upsert: Bool) -> [String] {
         let bucket = "created_at - created_at % \(grain.seconds)", key = grain.column
         let table = grain.table, countsTable = grain.countsTable
-        func counts(actor: String, _ dimension: String, question: String, value: String, fromAnswers: Bool, where filter: String) -> String {
+        func counts(actor: String, _ count: CancelFlowRollups.Counted) -> String {
             // Constants stay out of GROUP BY (a number there is a column's position).
-            let groups = ["livemode", actor, bucket, question, value].filter { $0.first != "'" && Int($0) == nil }
+            let groups = ["livemode", actor, bucket, count.question, count.value].filter { $0.first != "'" && Int($0) == nil }
             return """
                 INSERT INTO \(countsTable) (livemode, actor, \(key), dimension, question_id, value, n)
-                SELECT livemode, \(actor), \(bucket), '\(dimension)', \(question), \(value), count(*) FROM \(fromAnswers ? answers : responses)
-                WHERE \(filter) GROUP BY \(groups.joined(separator: ", "))
+                SELECT livemode, \(actor), \(bucket), '\(count.dimension.rawValue)', \(count.question), \(count.value), count(*) \
+                FROM \(count.fromAnswers ? answers : responses) WHERE \(count.filter) GROUP BY \(groups.joined(separator: ", "))
                 """ + (upsert ? " ON CONFLICT (livemode, actor, \(key), dimension, question_id, value) DO UPDATE SET n = \(countsTable).n + excluded.n" : "")
         }
         // What each response adds: `CancelFlowRollups.flags` and `.counted` (the funnel's rows add the same).
@@ -256,10 +256,7 @@ enum Schema {
                 + sums.map { "\($0) = \(table).\($0) + excluded.\($0)" }.joined(separator: ", ") : ""),
         ]
         for actor in ["actor", "'\(CancelFlowRollups.everyActor)'"] {
-            statements += CancelFlowRollups.counted.map { count in
-                counts(actor: actor, count.dimension.rawValue, question: count.question, value: count.value, fromAnswers: count.fromAnswers,
-                       where: count.filter)
-            }
+            statements += CancelFlowRollups.counted.map { counts(actor: actor, $0) }
         }
         return statements
     }
