@@ -273,6 +273,48 @@ struct StoreTests {
         await store.close()
     }
 
+    /// Records read straight from their rows (`RowRecord`): every field back as written, a NULL
+    /// and a column the query did not select as nil, a required column missing an error.
+    @Test func recordsReadFromRowsAsTheyWereWritten() async throws {
+        let store = try await Self.openWithCustomers(["cus_rows"])
+        var full = SubscriptionRecord(
+            id: "sub_full", customerId: "cus_rows", productId: "premium_monthly", source: .appStore, status: "grace_period",
+            willRenew: true, isTrial: true, trialType: "free_trial", startedAt: 1_000, currentPeriodEnd: 2_000, trialEndsAt: 1_500,
+            cancelledAt: 1_700, accessUntil: 2_500, cancelReason: "too_expensive", pausedAt: 1_600, pauseResumesAt: 1_900,
+            gracePeriodEndsAt: 2_100, pastDueSince: 1_800, expirationIntent: 2, originalTransactionId: "2000000000000001",
+            priceMicros: 7_990_000, currency: "EUR", updatedAt: 1_999, livemode: false
+        )
+        full.appstoreSignedAt = 1_999_000
+        full.appstoreRenewalSignedAt = 1_998_000
+        full.providerId = "sub_stripe"
+        full.providerSyncedAt = 1_997
+        let bare = SubscriptionRecord(
+            id: "sub_bare", customerId: "cus_rows", productId: "basic_monthly", source: .web, status: "active",
+            willRenew: false, isTrial: false, trialType: nil, startedAt: 3_000, currentPeriodEnd: nil, trialEndsAt: nil,
+            cancelledAt: nil, accessUntil: nil, cancelReason: nil, pausedAt: nil, pauseResumesAt: nil, gracePeriodEndsAt: nil,
+            pastDueSince: nil, expirationIntent: nil, originalTransactionId: nil, priceMicros: 0, currency: "USD", updatedAt: 3_000
+        )
+        try await store.transaction { data in
+            try await data.ledger.insert(full)
+            try await data.ledger.insert(bare)
+        }
+        #expect(try await store.read { data in try await data.ledger.subscriptions(customerId: "cus_rows") } == [full, bare])
+        let customer = try await store.read { data in try await data.customers.find(id: "cus_rows") }
+        #expect(customer == CustomerRecord.new(id: "cus_rows", livemode: false, at: 0))
+        try await store.sqlRead { db in
+            // Without the optional columns: they read as nil.
+            let row = try #require(try await db.raw(
+                "SELECT id, name, email, created_at, card_failing, livemode, kind FROM customers WHERE id = 'cus_rows'"
+            ).first())
+            let partial = try RowRecord.decode(CustomerRecord.self, from: row)
+            #expect(partial.id == "cus_rows" && partial.country == nil && partial.createdBy == nil && partial.appAccountToken == nil)
+            // Without a required one: an error, not a default.
+            let short = try #require(try await db.raw("SELECT id, name FROM customers WHERE id = 'cus_rows'").first())
+            #expect(throws: (any Error).self) { try RowRecord.decode(CustomerRecord.self, from: short) }
+        }
+        await store.close()
+    }
+
     @Test func aReaderCannotWrite() async throws {
         let store = try await Self.open()
         await #expect(throws: (any Error).self) {

@@ -34,6 +34,6 @@ struct SQLAuditRepository: AuditRepository {
     func timeline(customerId: String, limit: Int) async throws -> [AuditRecord] {
         try await db.select().column("*").from("audit_events").where("customer_id", .equal, customerId)
             .orderBy("at", .descending).orderBy("id", .descending).limit(limit)
-            .all(decoding: AuditRecord.self, with: SQLCoding.rowDecoder)
+            .all(records: AuditRecord.self)
     }
 }

@@ -47,7 +47,7 @@ struct SQLCustomerRepository: CustomerRepository {
     func find(id: String) async throws -> CustomerRecord? {
         if let known = seen[id] { return known }
         let customer = try await db.select().column("*").from("customers").where("id", .equal, id)
-            .first(decoding: CustomerRecord.self, with: SQLCoding.rowDecoder)
+            .first(record: CustomerRecord.self)
         seen[id] = .some(customer)
         return customer
     }
@@ -57,7 +57,7 @@ struct SQLCustomerRepository: CustomerRepository {
         for start in stride(from: 0, to: unseen.count, by: 500) {
             let chunk = Array(unseen[start..<min(start + 500, unseen.count)])
             let found = try await db.select().column("*").from("customers").where("id", .in, chunk)
-                .all(decoding: CustomerRecord.self, with: SQLCoding.rowDecoder)
+                .all(records: CustomerRecord.self)
             let byId = Dictionary(found.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
             for id in chunk { seen[id] = .some(byId[id]) }
         }
@@ -91,7 +91,7 @@ struct SQLCustomerRepository: CustomerRepository {
 
     func find(appAccountToken token: String, livemode: Bool) async throws -> CustomerRecord? {
         try await db.select().column("*").from("customers").where("app_account_token", .equal, token).where("livemode", .equal, livemode)
-            .first(decoding: CustomerRecord.self, with: SQLCoding.rowDecoder)
+            .first(record: CustomerRecord.self)
     }
 
     func linked(originalTransactionId: String, livemode: Bool) async throws -> String? {
@@ -328,7 +328,7 @@ struct SQLCustomerRepository: CustomerRepository {
     /// The rows of a page query whose every row carries the total (nil: no row).
     private func pageAndTotal(_ query: SQLQueryString) async throws -> ([CustomerRecord], Int?) {
         let rows = try await db.raw(query).all()
-        let customers = try rows.map { try $0.decode(model: CustomerRecord.self, with: SQLCoding.rowDecoder) }
+        let customers = try rows.map { try RowRecord.decode(CustomerRecord.self, from: $0) }
         return (customers, try rows.first?.decode(column: "total", as: Int.self))
     }
 

@@ -26,29 +26,29 @@ struct SQLLedgerRepository: LedgerRepository {
 
     func subscriptions(customerId: String) async throws -> [SubscriptionRecord] {
         try await db.select().column("*").from("subscriptions").where("customer_id", .equal, customerId)
-            .orderBy("started_at").orderBy("id").all(decoding: SubscriptionRecord.self, with: SQLCoding.rowDecoder)
+            .orderBy("started_at").orderBy("id").all(records: SubscriptionRecord.self)
     }
 
     func subscriptions(customerIds: [String]) async throws -> [SubscriptionRecord] {
         guard !customerIds.isEmpty else { return [] }
         return try await db.select().column("*").from("subscriptions").where("customer_id", .in, customerIds)
-            .orderBy("started_at").orderBy("id").all(decoding: SubscriptionRecord.self, with: SQLCoding.rowDecoder)
+            .orderBy("started_at").orderBy("id").all(records: SubscriptionRecord.self)
     }
 
     func subscription(originalTransactionId otid: String) async throws -> SubscriptionRecord? {
         try await db.select().column("*").from("subscriptions").where("original_transaction_id", .equal, otid)
-            .first(decoding: SubscriptionRecord.self, with: SQLCoding.rowDecoder)
+            .first(record: SubscriptionRecord.self)
     }
 
     func subscription(providerId id: String) async throws -> SubscriptionRecord? {
         try await db.select().column("*").from("subscriptions").where("provider_id", .equal, id)
-            .first(decoding: SubscriptionRecord.self, with: SQLCoding.rowDecoder)
+            .first(record: SubscriptionRecord.self)
     }
 
     func appStoreSubscriptions(livemode: Bool) async throws -> [SubscriptionRecord] {
         try await db.select().column("*").from("subscriptions").where("source", .equal, "app_store")
             .where("livemode", .equal, livemode).orderBy("id")
-            .all(decoding: SubscriptionRecord.self, with: SQLCoding.rowDecoder)
+            .all(records: SubscriptionRecord.self)
     }
 
     func periodEnd(subscriptionId id: String) async throws -> Int64? {

@@ -154,7 +154,7 @@ struct SubscriptionRecord: Codable, Hashable, Sendable {
 
     var entitlementStatus: Entitlement.Status { Entitlement.Status(wireValue: status) }
 
-    /// The column names, spelled out: rows decode with `SQLCoding.rowDecoder` (no key
+    /// The column names, spelled out: rows decode with `RowRecord` (no key
     /// conversion per column and row, which was a tenth of a busy server's time); encoders that
     /// convert to snake case leave these names as they are.
     enum CodingKeys: String, CodingKey {
