@@ -87,6 +87,26 @@ struct LimitsTests {
         #expect(try await server.app.getCancelFlowConfig().ok.body.json.enabled)
     }
 
+    /// The limits of a kept-alive connection's next request are its own: a body promised and
+    /// never sent after a first answer is refused in the body's time, not the idle connection's
+    /// (30 s), and a connection left idle is closed once that runs out, not before.
+    @Test func aKeptAliveConnectionsNextRequestHasItsOwnLimits() async throws {
+        let server = try await TestServer.start(readTimeout: .seconds(1))
+        defer { Task { await server.stop() } }
+        let first = "GET /v1/iap/cancel-flow HTTP/1.1\r\nHost: x\r\nX-ZeroSettle-Key: \(TestServer.appKey)\r\n\r\n"
+        // Sent after the first answer, once the connection's head limit (1 s) has passed.
+        let second = "POST /v1/iap/subscriptions/pause HTTP/1.1\r\nHost: x\r\nX-ZeroSettle-Key: \(TestServer.appKey)\r\n"
+            + "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"user_id\""
+        let reply = await RawHTTP.exchange(port: server.running.port, first, timeout: 25, later: (after: 2, request: second))
+        #expect(reply.status == 200, "\(reply.head)")
+        #expect(reply.closed && reply.body.contains("408") && reply.body.contains("request_timeout"), "\(reply.body)")
+        // The body's limit is 3 s from its head (sent at 2 s); the idle connection's would be 30 s.
+        #expect(reply.seconds < 20)
+        // Answered and left idle: still open after the head limit (1 s) and the body limit (3 s).
+        let idle = await RawHTTP.exchange(port: server.running.port, first, timeout: 5)
+        #expect(idle.status == 200 && !idle.closed, "\(idle.head)")
+    }
+
     @Test func oversizeHeadersAndTargetsAreAnsweredInTheEnvelope() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }

@@ -19,21 +19,24 @@ enum RawHTTP {
     /// `from`: the loopback address to send from (0x7F00_0002 is 127.0.0.2), for another client
     /// address than the usual 127.0.0.1.
     /// `until`: stop reading once what arrived satisfies it (a stream that stays open).
+    /// `later`: more to send on the same connection once `after` seconds have passed.
     static func exchange(
-        port: Int, _ request: Data, timeout: Double = 10, from: UInt32? = nil, until: (@Sendable (String) -> Bool)? = nil
+        port: Int, _ request: Data, timeout: Double = 10, from: UInt32? = nil, until: (@Sendable (String) -> Bool)? = nil,
+        later: (after: Double, request: String)? = nil
     ) async -> Reply {
         await withCheckedContinuation { continuation in
             let thread = Thread {
-                continuation.resume(returning: exchangeBlocking(port: port, request, timeout: timeout, from: from, until: until))
+                continuation.resume(returning: exchangeBlocking(port: port, request, timeout: timeout, from: from, until: until, later: later))
             }
             thread.start()
         }
     }
 
     static func exchange(
-        port: Int, _ request: String, timeout: Double = 10, from: UInt32? = nil, until: (@Sendable (String) -> Bool)? = nil
+        port: Int, _ request: String, timeout: Double = 10, from: UInt32? = nil, until: (@Sendable (String) -> Bool)? = nil,
+        later: (after: Double, request: String)? = nil
     ) async -> Reply {
-        await exchange(port: port, Data(request.utf8), timeout: timeout, from: from, until: until)
+        await exchange(port: port, Data(request.utf8), timeout: timeout, from: from, until: until, later: later)
     }
 
     /// A GET of `target` exactly as written. It asks for the connection to close after the answer,
@@ -49,7 +52,8 @@ enum RawHTTP {
     }
 
     private static func exchangeBlocking(
-        port: Int, _ request: Data, timeout: Double, from: UInt32?, until: (@Sendable (String) -> Bool)? = nil
+        port: Int, _ request: Data, timeout: Double, from: UInt32?, until: (@Sendable (String) -> Bool)? = nil,
+        later: (after: Double, request: String)? = nil
     ) -> Reply {
         let started = Date()
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -66,18 +70,26 @@ enum RawHTTP {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { return Reply(status: 0, head: "", body: "connect failed", closed: true, seconds: 0) }
-        var sent = 0
-        request.withUnsafeBytes { buffer in
-            while sent < buffer.count {
-                let n = send(fd, buffer.baseAddress! + sent, buffer.count - sent, Int32(MSG_NOSIGNAL))
-                if n <= 0 { break }
-                sent += n
+        func sendAll(_ data: Data) {
+            var sent = 0
+            data.withUnsafeBytes { buffer in
+                while sent < buffer.count {
+                    let n = send(fd, buffer.baseAddress! + sent, buffer.count - sent, Int32(MSG_NOSIGNAL))
+                    if n <= 0 { break }
+                    sent += n
+                }
             }
         }
+        sendAll(request)
+        var pending = later
         var received = Data()
         var closed = false
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while Date().timeIntervalSince(started) < timeout {
+            if let next = pending, Date().timeIntervalSince(started) >= next.after {
+                sendAll(Data(next.request.utf8))
+                pending = nil
+            }
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, 100)
             if ready <= 0 { continue }
