@@ -35,6 +35,7 @@ enum TUIBench {
         guard master >= 0 else { throw CocoaError(.fileNoSuchFile) }
         let slave = String(cString: path)
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-tui-bench-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: state) }
         let start = DispatchTime.now()
         let pid = try spawn(subject.argv, tty: slave, wait: false,
                             environment: ["TERM=xterm-256color", "LANG=C.UTF-8", "XDG_STATE_HOME=\(state)", "HOME=\(state)", "SWIFT_BACKTRACE=interactive=no"])

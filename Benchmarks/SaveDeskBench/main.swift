@@ -24,8 +24,13 @@ struct RunResult {
     var seconds: Double
     var latencies: [Double]  // milliseconds, sorted
     var failures: Int
+    /// The bench process's CPU time (user and system) during the run: its servers and its client.
+    var cpuSeconds: Double
 
     var throughput: Double { Double(requests) / seconds }
+    /// CPU milliseconds per request, client included: steadier than req/s on a machine whose
+    /// neighbours take its cores for a while (time taken so is not this process's).
+    var cpuPerRequestMs: Double { requests == 0 ? .nan : cpuSeconds * 1000 / Double(requests) }
     func percentile(_ p: Double) -> Double {
         guard !latencies.isEmpty else { return .nan }
         return latencies[min(latencies.count - 1, Int((Double(latencies.count) * p).rounded(.up)) - 1)]
@@ -87,6 +92,7 @@ func run(_ scenario: Scenario, baseURL: String, client: HTTPClient) async -> Run
 func run(_ scenario: Scenario, baseURLs: [String], client: HTTPClient) async -> RunResult {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     let counter = Counter()
+    let cpuAtStart = processCPUSeconds()
     let start = ContinuousClock.now
     let perWorker = await withTaskGroup(of: ([Double], Int).self) { group in
         for worker in 0..<concurrency {
@@ -124,8 +130,15 @@ func run(_ scenario: Scenario, baseURLs: [String], client: HTTPClient) async -> 
     let all = perWorker.flatMap(\.0).sorted()
     return RunResult(
         requests: all.count, seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
-        latencies: all, failures: perWorker.map(\.1).reduce(0, +)
+        latencies: all, failures: perWorker.map(\.1).reduce(0, +), cpuSeconds: processCPUSeconds() - cpuAtStart
     )
+}
+
+/// This process's CPU time so far (user and system), in seconds.
+func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
 /// Numbers the requests of a run across its workers.
@@ -256,14 +269,15 @@ let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: confi
 
 print("SaveDesk bench · \(machine()) · \(concurrency) concurrent clients · \(runs) runs of \(Int(seconds)) s each")
 if let importFigure { print(importFigure) }
-/// Each scenario's median run (req/s, p99 ms), by name, for the goals.
-var measured: [String: (throughput: Double, p99: Double)] = [:]
+/// Each scenario's median run (req/s, p99 ms) and median CPU per request, by name, for the goals.
+var measured: [String: (throughput: Double, p99: Double, cpuMs: Double)] = [:]
 /// The table's goals, each next to its figure.
 @MainActor func printGoals() {
     func met(_ yes: Bool) -> String { yes ? "met" : "NOT met" }
     if let bare = measured[scenarios[0].1.name], let config = measured[scenarios[1].1.name] {
         let ratio = config.throughput / bare.throughput
-        print(String(format: "goal: GET cancel-flow at ≥ 0.8× bare Hummingbird: %.2f× (%@)", ratio, met(ratio >= 0.8)))
+        print(String(format: "goal: GET cancel-flow at ≥ 0.8× bare Hummingbird: %.2f× (%@); by CPU per request (client included): %.2f×",
+                     ratio, met(ratio >= 0.8), bare.cpuMs / config.cpuMs))
     }
     if let full = measured["POST cancel-flow/respond (synchronous=FULL)"] {
         print(String(format: "goal: durable mutation, SQLite FULL, ≥ 1,500 req/s and p99 ≤ 20 ms: %.0f req/s, p99 %.1f ms (%@)",
@@ -282,7 +296,7 @@ var measured: [String: (throughput: Double, p99: Double)] = [:]
                      met(worst.value.p99 <= 15)))
     }
 }
-print("scenario".padding(toLength: 44, withPad: " ", startingAt: 0) + "  req/s median (min–max)      p50 ms   p99 ms  failures")
+print("scenario".padding(toLength: 44, withPad: " ", startingAt: 0) + "  req/s median (min–max)      p50 ms   p99 ms  failures  CPU ms/req")
 for (_, scenario, baseURLs) in scenarios.filter({ parts.contains($0.0) }) {
     _ = await run(Scenario(name: "", method: scenario.method, path: scenario.path, body: scenario.body, headers: scenario.headers),
                   baseURLs: baseURLs, client: client)  // warm-up
@@ -290,11 +304,12 @@ for (_, scenario, baseURLs) in scenarios.filter({ parts.contains($0.0) }) {
     for _ in 0..<runs { results.append(await run(scenario, baseURLs: baseURLs, client: client)) }
     let throughputs = results.map(\.throughput).sorted()
     let median = results.sorted { $0.throughput < $1.throughput }[results.count / 2]
+    let cpu = results.map(\.cpuPerRequestMs).sorted()[results.count / 2]
     let line = scenario.name.padding(toLength: 44, withPad: " ", startingAt: 0)
-        + String(format: "  %8.0f (%6.0f–%6.0f)   %7.2f  %7.2f  %d", throughputs[throughputs.count / 2], throughputs.first!,
-                 throughputs.last!, median.percentile(0.5), median.percentile(0.99), results.map(\.failures).reduce(0, +))
+        + String(format: "  %8.0f (%6.0f–%6.0f)   %7.2f  %7.2f  %8d  %10.3f", throughputs[throughputs.count / 2], throughputs.first!,
+                 throughputs.last!, median.percentile(0.5), median.percentile(0.99), results.map(\.failures).reduce(0, +), cpu)
     print(line)
-    measured[scenario.name] = (throughputs[throughputs.count / 2], median.percentile(0.99))
+    measured[scenario.name] = (throughputs[throughputs.count / 2], median.percentile(0.99), cpu)
 }
 printGoals()
 if parts.contains(.writes), let postgresURL, let first = postgresInstances.first {
