@@ -60,8 +60,8 @@ final class EventsRecorded: Sendable {
 enum SQLCoding {
     static let encoder = SQLQueryEncoder(keyEncodingStrategy: .convertToSnakeCase, nilEncodingStrategy: .asNil)
     static let decoder = SQLRowDecoder(keyDecodingStrategy: .convertFromSnakeCase)
-    /// The same, writing (no key to convert: SQLKit's conversion, redone for every key of every
-    /// row, was a tenth of an import's time).
+    /// For records whose CodingKeys are their column names (read back with `RowRecord`): no key to
+    /// convert (SQLKit's conversion, redone for every key of every row, was a tenth of an import's time).
     static let rowEncoder = SQLQueryEncoder(nilEncodingStrategy: .asNil)
 }
 
@@ -69,7 +69,7 @@ enum SQLCoding {
 /// `CustomerRecord`, `AuditRecord`) straight from rows: a column is looked up once (an optional
 /// one twice: null, then its value). SQLKit's `SQLRowDecoder` first asks the row whether it holds
 /// each column and builds each name anew, so an optional column took four lookups; its decoding
-/// was a quarter of a customer search's time.
+/// was a quarter of a customer-list page's time.
 enum RowRecord {
     static func decode<T: Decodable>(_: T.Type, from row: any SQLRow) throws -> T {
         try T(from: Reader(row: row))
