@@ -321,25 +321,26 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
     }
 
     /// What the funnel's queries return, a row each (`SQLQueriesAsJSON`'s keys are the columns,
-    /// spelled out: JSONDecoder's snake_case conversion was a third of a request's time).
+    /// spelled out: JSONDecoder's snake_case conversion was a third of a request's time); each
+    /// query's columns are its row's CodingKeys.
     private struct OutcomeSum: Decodable {
-        static let columns = ["actor", "outcome", "n"] + CancelFlowRollups.flags
+        static let columns = CodingKeys.allCases.map(\.rawValue)
         var actor: String, outcome: String
         var n: Int, offerShown: Int, offerAccepted: Int, pauseShown: Int, pauseAccepted: Int
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case actor, outcome, n, offerShown = "offer_shown", offerAccepted = "offer_accepted", pauseShown = "pause_shown"
             case pauseAccepted = "pause_accepted"
         }
     }
     private struct CountSum: Decodable {
-        static let columns = ["dimension", "question_id", "value", "n"]
+        static let columns = CodingKeys.allCases.map(\.rawValue)
         var dimension: String, questionId: Int, value: Int, n: Int
-        enum CodingKeys: String, CodingKey { case dimension, questionId = "question_id", value, n }
+        enum CodingKeys: String, CodingKey, CaseIterable { case dimension, questionId = "question_id", value, n }
     }
     private struct Sample: Decodable {
-        static let columns = ["question_id", "free_text", "created_at"]
+        static let columns = CodingKeys.allCases.map(\.rawValue)
         var questionId: Int, freeText: String, createdAt: Int64
-        enum CodingKeys: String, CodingKey { case questionId = "question_id", freeText = "free_text", createdAt = "created_at" }
+        enum CodingKeys: String, CodingKey, CaseIterable { case questionId = "question_id", freeText = "free_text", createdAt = "created_at" }
     }
 
     /// The condition on rows (responses, answers or rollups) of one mode with `column` in `span`,
