@@ -17,7 +17,7 @@ import Synchronization
 /// others intact; nobody's `transaction` returns before the COMMIT that holds its work, so a
 /// change, its audit row and its idempotency record are durable together or not at all.
 final class SQLiteEngine: StoreEngine {
-    private let writer: SQLiteConnection
+    private let writer: SQLiteWriterConnection
     /// The writer's own thread. SQLite waits for another connection's write lock (its busy
     /// timeout) by sleeping on the thread that runs the statement; on the process's shared pool
     /// (one thread per core) such waits could take every thread, and the connection that holds
@@ -36,6 +36,8 @@ final class SQLiteEngine: StoreEngine {
     /// The writer's open group transaction: the members waiting for its COMMIT. Touched only by
     /// the gate's holder.
     private let group = Mutex<Group?>(nil)
+    /// Transactions begun and not yet at the gate (on their way to the writer's thread).
+    private let arriving = Atomic<Int>(0)
     let logger: Logger
 
     /// Savepoints one COMMIT may hold before it is written regardless of who waits.
@@ -57,7 +59,7 @@ final class SQLiteEngine: StoreEngine {
     }
 
     private init(
-        writer: SQLiteConnection, writerThread: NIOThreadPool, readers: [SQLiteConnection], checkpointer: Checkpointer, logger: Logger
+        writer: SQLiteWriterConnection, writerThread: NIOThreadPool, readers: [SQLiteConnection], checkpointer: Checkpointer, logger: Logger
     ) {
         self.writer = writer
         self.checkpointer = checkpointer
@@ -69,12 +71,21 @@ final class SQLiteEngine: StoreEngine {
 
     var kind: Store.Kind { .sqlite }
 
-    private var sql: any SQLDatabase { writer.sql(queryLogLevel: nil) }
+    private var sql: any SQLDatabase { SQLiteWriterDatabase(connection: writer) }
 
     /// Opens (creating if needed) the database at `path`.
     static func open(path: String, durability: Store.Durability, logger: Logger) async throws -> SQLiteEngine {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        func unavailable(_ error: any Error) -> SaveDeskError {
+            SaveDeskError(status: 500, code: "database_unavailable", "cannot open the database at \(path): \(error)")
+        }
+        /// Each connection's settings: how long it waits for another's lock, its memory.
+        func configure(_ db: any SQLDatabase) async throws {
+            try await db.raw("PRAGMA busy_timeout=5000").run()
+            try await db.raw(SQLQueryString("PRAGMA cache_size=-\(unsafeRaw: String(cacheKiB))")).run()
+            _ = try await db.raw(SQLQueryString("PRAGMA mmap_size=\(unsafeRaw: String(mmapBytes))")).all()
+        }
         func connect(on thread: NIOThreadPool = .singleton) async throws -> SQLiteConnection {
             let connection: SQLiteConnection
             do {
@@ -82,22 +93,31 @@ final class SQLiteEngine: StoreEngine {
                     storage: .file(path: path), threadPool: thread, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any()
                 )
             } catch {
-                throw SaveDeskError(status: 500, code: "database_unavailable", "cannot open the database at \(path): \(error)")
+                throw unavailable(error)
             }
-            let db = connection.sql(queryLogLevel: nil)
-            try await db.raw("PRAGMA busy_timeout=5000").run()
-            try await db.raw(SQLQueryString("PRAGMA cache_size=-\(unsafeRaw: String(cacheKiB))")).run()
-            _ = try await db.raw(SQLQueryString("PRAGMA mmap_size=\(unsafeRaw: String(mmapBytes))")).all()
+            do {
+                try await configure(connection.sql(queryLogLevel: nil))
+            } catch {
+                try? await connection.close()
+                throw error
+            }
             return connection
         }
         let writerThread = NIOThreadPool(numberOfThreads: 1), checkpointThread = NIOThreadPool(numberOfThreads: 1)
         writerThread.start()
         checkpointThread.start()
+        let writer: SQLiteWriterConnection
+        do {
+            writer = try await SQLiteWriterConnection.open(path: path, thread: writerThread, logger: logger)
+        } catch {
+            try? await writerThread.shutdownGracefully()
+            try? await checkpointThread.shutdownGracefully()
+            throw unavailable(error)
+        }
         var opened: [SQLiteConnection] = []
         do {
-            let writer = try await connect(on: writerThread)
-            opened.append(writer)
-            let db = writer.sql(queryLogLevel: nil)
+            let db = SQLiteWriterDatabase(connection: writer)
+            try await configure(db)
             _ = try await db.raw("PRAGMA journal_mode=WAL").all()
             try await db.raw("PRAGMA foreign_keys=ON").run()
             try await db.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: durability.rawValue)")).run()
@@ -116,6 +136,7 @@ final class SQLiteEngine: StoreEngine {
             return SQLiteEngine(writer: writer, writerThread: writerThread, readers: readers, checkpointer: checkpointer, logger: logger)
         } catch {
             for connection in opened { try? await connection.close() }
+            await writer.close()
             try? await writerThread.shutdownGracefully()
             try? await checkpointThread.shutdownGracefully()
             throw error
@@ -127,7 +148,7 @@ final class SQLiteEngine: StoreEngine {
         try? await commitGroup()
         await readers.close()
         await checkpointer.close()
-        try? await writer.close()
+        await writer.close()
         try? await writerThread.shutdownGracefully()
         gate.release()
     }
@@ -165,10 +186,12 @@ final class SQLiteEngine: StoreEngine {
     func transaction<Prior, T>(
         keys: [String], prelude: (any SQLDatabase) async throws -> Prior, _ body: (any SQLDatabase, Prior) async throws -> T
     ) async throws -> T {
-        try await withTaskExecutorPreference(onWriterThread) { try await inGroup { db in try await body(db, try await prelude(db)) } }
+        arriving.add(1, ordering: .relaxed)
+        return try await withTaskExecutorPreference(onWriterThread) { try await inGroup { db in try await body(db, try await prelude(db)) } }
     }
 
     private func inGroup<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
+        arriving.subtract(1, ordering: .relaxed)
         await gate.acquire()
         let db = sql
         let value: T
@@ -202,6 +225,12 @@ final class SQLiteEngine: StoreEngine {
     /// returns once the group's COMMIT is written, or throws its error.
     private func endTurn(joined: Bool) async throws {
         let full = group.withLock { ($0?.savepoints ?? 0) >= Self.groupLimit }
+        if !full, joined, !gate.hasWaiters, arriving.load(ordering: .relaxed) > 0 {
+            // Transactions on their way to the gate wait in the writer thread's queue behind this
+            // turn, which ran without a pause: let them reach the gate, so this group's COMMIT
+            // (one fsync) is theirs too rather than this one's alone.
+            await Task.yield()
+        }
         if !full, gate.hasWaiters {
             guard joined else { return gate.release() }
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in

@@ -1,0 +1,318 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import SQLKit
+import SQLiteKit
+// SQLite's C API, as SQLiteNIO builds it (its names prefixed `sqlite_nio_`). The one copy of the
+// library in the process: the writer, the readers and the checkpointer must share it, or their
+// POSIX locks on the database file would not see each other.
+import VaporCSQLite
+
+/// The writer's connection: SQLite called straight from the writer's own thread, its prepared
+/// statements kept for the next time they are run.
+///
+/// SQLiteNIO runs each statement as a work item on a thread pool and hands the result back
+/// through an event loop (one more hop per row), so each of a change's dozen statements was two
+/// thread wake-ups during which the writer, the store's one serial resource, sat idle; and it
+/// prepared every statement anew, a seventh of the writer's time. Here a statement run on the
+/// writer's thread (a transaction prefers it: `WriterExecutor`) runs at once, without suspending;
+/// from any other thread it is handed to the writer's thread and awaited, as SQLiteNIO does.
+///
+/// Rows and values are SQLiteNIO's and SQLiteKit's (`SQLiteData`, `SQLiteDataEncoder`,
+/// `SQLiteDataDecoder`, the first column of a name), so the writer reads and binds exactly as the
+/// readers do.
+final class SQLiteWriterConnection: @unchecked Sendable {
+    // Unchecked: `handle` and `statements` are touched only on the writer's thread, one call at a
+    // time (`run`).
+    private var handle: OpaquePointer?
+    private var statements: [String: Prepared] = [:]
+    private let thread: NIOThreadPool
+    /// The writer's thread, once known (`open` learns it on the thread itself).
+    private let threadID: pthread_t
+    let eventLoop: any EventLoop
+    let logger: Logger
+
+    /// Prepared statements kept; past it, all are dropped and the ones in use come back (the
+    /// statements a server runs are a few dozen shapes; the rest, a list's length, come and go).
+    static let statementLimit = 128
+
+    /// A statement kept prepared, with its columns (named again if SQLite prepared it again after
+    /// a change of the schema).
+    private final class Prepared {
+        let statement: OpaquePointer
+        var columns: Columns
+        var preparedAgain: Int32
+
+        init(statement: OpaquePointer, columns: Columns, preparedAgain: Int32) {
+            self.statement = statement
+            self.columns = columns
+            self.preparedAgain = preparedAgain
+        }
+    }
+
+    /// A result's column names and where each name is first (SQLiteNIO's rule for a name twice).
+    final class Columns: Sendable {
+        let names: [String]
+        let index: [String: Int]
+
+        init(_ names: [String]) {
+            self.names = names
+            index = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+    }
+
+    private init(handle: OpaquePointer, thread: NIOThreadPool, threadID: pthread_t, eventLoop: any EventLoop, logger: Logger) {
+        self.handle = handle
+        self.thread = thread
+        self.threadID = threadID
+        self.eventLoop = eventLoop
+        self.logger = logger
+    }
+
+    /// Opens (creating if needed) the database at `path`, on `thread`, which must have one thread.
+    static func open(path: String, thread: NIOThreadPool, logger: Logger) async throws -> SQLiteWriterConnection {
+        _ = initialized
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.any()
+        return try await thread.runIfActive { () throws -> SQLiteWriterConnection in
+            var handle: OpaquePointer?
+            let flags = SQLITE_OPEN_CREATE | SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI | SQLITE_OPEN_EXRESCODE
+            let status = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
+            guard status == SQLITE_OK, let handle else {
+                let message = Self.message(handle, status)
+                sqlite_nio_sqlite3_close_v2(handle)
+                throw SQLiteFailure(code: status, message: message)
+            }
+            return SQLiteWriterConnection(handle: handle, thread: thread, threadID: pthread_self(), eventLoop: eventLoop, logger: logger)
+        }
+    }
+
+    /// SQLite's own set-up, once in the process, before its first connection of ours.
+    private static let initialized: Int32 = sqlite_nio_sqlite3_initialize()
+
+    /// Runs `sql` with `binds`, handing each row to `onRow`: at once on the writer's thread,
+    /// otherwise there.
+    func run(_ sql: String, _ binds: [SQLiteData], _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        if pthread_equal(pthread_self(), threadID) != 0 { return try runHere(sql, binds, onRow) }
+        try await thread.runIfActive { try self.runHere(sql, binds, onRow) }
+    }
+
+    func close() async {
+        try? await thread.runIfActive {
+            for prepared in self.statements.values { sqlite_nio_sqlite3_finalize(prepared.statement) }
+            self.statements = [:]
+            sqlite_nio_sqlite3_close_v2(self.handle)
+            self.handle = nil
+        }
+    }
+
+    private func runHere(_ sql: String, _ binds: [SQLiteData], _ onRow: (any SQLRow) -> Void) throws {
+        let prepared = try statement(sql)
+        let statement = prepared.statement
+        defer {
+            sqlite_nio_sqlite3_reset(statement)
+            sqlite_nio_sqlite3_clear_bindings(statement)
+        }
+        for (offset, value) in binds.enumerated() {
+            try check(bind(value, at: Int32(offset + 1), of: statement))
+        }
+        while true {
+            let status = sqlite_nio_sqlite3_step(statement)
+            if status == SQLITE_DONE { return }
+            guard status == SQLITE_ROW else { throw failure(status) }
+            let again = sqlite_nio_sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_REPREPARE, 0)
+            if again != prepared.preparedAgain {
+                prepared.columns = Self.columns(of: statement)
+                prepared.preparedAgain = again
+            }
+            let columns = prepared.columns
+            var values: [SQLiteData] = []
+            values.reserveCapacity(columns.names.count)
+            for column in 0..<Int32(columns.names.count) { values.append(try value(at: column, of: statement)) }
+            onRow(Row(columns: columns, values: values))
+        }
+    }
+
+    /// `sql` prepared, from the kept ones or now (and kept).
+    private func statement(_ sql: String) throws -> Prepared {
+        if let kept = statements[sql] { return kept }
+        guard let handle else { throw SQLiteFailure(code: SQLITE_MISUSE, message: "the connection is closed") }
+        var statement: OpaquePointer?
+        let status = sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard status == SQLITE_OK, let statement else { throw failure(status) }
+        if statements.count >= Self.statementLimit {
+            for prepared in statements.values { sqlite_nio_sqlite3_finalize(prepared.statement) }
+            statements = [:]
+        }
+        let prepared = Prepared(
+            statement: statement, columns: Self.columns(of: statement),
+            preparedAgain: sqlite_nio_sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_REPREPARE, 0)
+        )
+        statements[sql] = prepared
+        return prepared
+    }
+
+    private static func columns(of statement: OpaquePointer) -> Columns {
+        Columns((0..<sqlite_nio_sqlite3_column_count(statement)).map { column in
+            sqlite_nio_sqlite3_column_name(statement, column).map { String(cString: $0) } ?? ""
+        })
+    }
+
+    private func bind(_ value: SQLiteData, at position: Int32, of statement: OpaquePointer) -> Int32 {
+        switch value {
+        case .integer(let number): return sqlite_nio_sqlite3_bind_int64(statement, position, Int64(number))
+        case .float(let number): return sqlite_nio_sqlite3_bind_double(statement, position, number)
+        case .text(let text):
+            return sqlite_nio_sqlite3_bind_text64(statement, position, text, UInt64(text.utf8.count), Self.transient, UInt8(SQLITE_UTF8))
+        case .blob(let buffer):
+            return buffer.withUnsafeReadableBytes { bytes in
+                sqlite_nio_sqlite3_bind_blob64(statement, position, bytes.baseAddress, UInt64(bytes.count), Self.transient)
+            }
+        case .null: return sqlite_nio_sqlite3_bind_null(statement, position)
+        }
+    }
+
+    /// SQLite copies the value before the call returns.
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    private func value(at column: Int32, of statement: OpaquePointer) throws -> SQLiteData {
+        switch sqlite_nio_sqlite3_column_type(statement, column) {
+        case SQLITE_INTEGER: return .integer(Int(sqlite_nio_sqlite3_column_int64(statement, column)))
+        case SQLITE_FLOAT: return .float(sqlite_nio_sqlite3_column_double(statement, column))
+        case SQLITE_TEXT:
+            guard let text = sqlite_nio_sqlite3_column_text(statement, column) else { throw failure(sqlite_nio_sqlite3_errcode(handle)) }
+            let count = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            let count = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
+            var buffer = ByteBufferAllocator().buffer(capacity: count)
+            if let bytes = sqlite_nio_sqlite3_column_blob(statement, column) { buffer.writeBytes(UnsafeRawBufferPointer(start: bytes, count: count)) }
+            return .blob(buffer)
+        default: return .null
+        }
+    }
+
+    private func check(_ status: Int32) throws {
+        guard status == SQLITE_OK else { throw failure(status) }
+    }
+
+    private func failure(_ status: Int32) -> SQLiteFailure {
+        SQLiteFailure(code: status, message: Self.message(handle, status))
+    }
+
+    /// The connection's message for its last error, or the code alone.
+    private static func message(_ handle: OpaquePointer?, _ status: Int32) -> String {
+        guard let handle, let text = sqlite_nio_sqlite3_errmsg(handle) else { return "status \(status)" }
+        return String(cString: text)
+    }
+
+    /// A row as SQLKit reads it, decoded as SQLiteKit decodes its rows.
+    private struct Row: SQLRow {
+        let columns: Columns
+        let values: [SQLiteData]
+
+        var allColumns: [String] { columns.names }
+        func contains(column: String) -> Bool { columns.index[column] != nil }
+        func decodeNil(column: String) throws -> Bool { columns.index[column].map { values[$0] == .null } ?? true }
+        func decode<D: Decodable>(column: String, as type: D.Type) throws -> D {
+            guard let offset = columns.index[column] else { throw SQLiteFailure(code: SQLITE_ERROR, message: "no column \(column) in the result") }
+            return try SQLiteDataDecoder().decode(D.self, from: values[offset])
+        }
+    }
+}
+
+/// An error SQLite reported to the writer: its (extended) result code and message.
+struct SQLiteFailure: Error, CustomStringConvertible {
+    let code: Int32
+    let message: String
+
+    var description: String { "SQLite error \(code): \(message)" }
+}
+
+/// The writer's connection as SQLKit's database: statements serialized in SQLite's dialect (with
+/// its identifiers quoted by `IdentifierQuote`) and bound with SQLiteKit's encoder, run by
+/// `SQLiteWriterConnection`.
+struct SQLiteWriterDatabase: SQLDatabase {
+    let connection: SQLiteWriterConnection
+    /// The dialect this value serializes with (its quote keeps state: one serialization at a time).
+    let dialect: any SQLDialect
+
+    init(connection: SQLiteWriterConnection) {
+        self.connection = connection
+        dialect = SQLiteQuotingDialect()
+    }
+
+    var logger: Logger { connection.logger }
+    var eventLoop: any EventLoop { connection.eventLoop }
+    var queryLogLevel: Logger.Level? { nil }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        // A value of its own for each statement, so its quote's state is this statement's alone.
+        let (sql, binds) = SQLiteWriterDatabase(connection: connection).serialize(query)
+        let encoder = SQLiteDataEncoder()
+        try await connection.run(sql, try binds.map { try encoder.encode($0) }, onRow)
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
+        let promise = eventLoop.makePromise(of: Void.self)
+        promise.completeWithTask { try await execute(sql: query, onRow) }
+        return promise.futureResult
+    }
+}
+
+/// SQLiteKit's dialect, every answer its own, but for how an identifier is quoted
+/// (`IdentifierQuote`).
+struct SQLiteQuotingDialect: SQLDialect {
+    private let base = SQLiteDialect()
+    let identifierQuote: any SQLExpression = IdentifierQuote()
+
+    var name: String { base.name }
+    var literalStringQuote: any SQLExpression { base.literalStringQuote }
+    var supportsAutoIncrement: Bool { base.supportsAutoIncrement }
+    var autoIncrementClause: any SQLExpression { base.autoIncrementClause }
+    var autoIncrementFunction: (any SQLExpression)? { base.autoIncrementFunction }
+    func bindPlaceholder(at position: Int) -> any SQLExpression { base.bindPlaceholder(at: position) }
+    func literalBoolean(_ value: Bool) -> any SQLExpression { base.literalBoolean(value) }
+    var literalDefault: any SQLExpression { base.literalDefault }
+    var supportsIfExists: Bool { base.supportsIfExists }
+    var enumSyntax: SQLEnumSyntax { base.enumSyntax }
+    var supportsDropBehavior: Bool { base.supportsDropBehavior }
+    var supportsReturning: Bool { base.supportsReturning }
+    var triggerSyntax: SQLTriggerSyntax { base.triggerSyntax }
+    var alterTableSyntax: SQLAlterTableSyntax { base.alterTableSyntax }
+    func customDataType(for dataType: SQLDataType) -> (any SQLExpression)? { base.customDataType(for: dataType) }
+    func normalizeSQLConstraint(identifier: any SQLExpression) -> any SQLExpression { base.normalizeSQLConstraint(identifier: identifier) }
+    var upsertSyntax: SQLUpsertSyntax { base.upsertSyntax }
+    var unionFeatures: SQLUnionFeatures { base.unionFeatures }
+    var sharedSelectLockExpression: (any SQLExpression)? { base.sharedSelectLockExpression }
+    var exclusiveSelectLockExpression: (any SQLExpression)? { base.exclusiveSelectLockExpression }
+    func nestedSubpathExpression(in column: any SQLExpression, for path: [String]) -> (any SQLExpression)? {
+        base.nestedSubpathExpression(in: column, for: path)
+    }
+
+    /// The double quote around an identifier, the identifier's own double quotes doubled, as
+    /// SQLKit does for SQLiteKit's quote; but SQLKit does it with the standard library's
+    /// `replacing`, which on Linux was a fifth of the writer's time, and here a name without a
+    /// double quote (all of them) is only scanned. SQLKit writes an identifier as this quote,
+    /// the name, this quote: the second call finds the name after the first one's quote.
+    final class IdentifierQuote: SQLExpression, @unchecked Sendable {
+        // Unchecked: a statement is serialized on one thread, by a database value of its own
+        // (`SQLiteWriterDatabase.execute`).
+        private var nameStart: Int?
+
+        func serialize(to serializer: inout SQLSerializer) {
+            guard let start = nameStart else {
+                serializer.write("\"")
+                nameStart = serializer.sql.utf8.count
+                return
+            }
+            nameStart = nil
+            let name = serializer.sql.utf8.index(serializer.sql.utf8.startIndex, offsetBy: start)
+            if serializer.sql.utf8[name...].contains(UInt8(ascii: "\"")) {
+                let escaped = serializer.sql[name...].split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"")
+                serializer.sql.replaceSubrange(name..., with: escaped)
+            }
+            serializer.write("\"")
+        }
+    }
+}
