@@ -51,6 +51,9 @@ struct APISpec: Sendable {
     /// A JSON schema, as far as the server enforces it. Immutable once read.
     final class Schema: Sendable {
         let ref: String?
+        /// The schema `ref` names (its last component), split once here rather than per value
+        /// checked.
+        let refName: String?
         /// "object", "array", "string", "integer", "number", "boolean"; nil accepts any type.
         let type: String?
         let properties: [String: Schema]
@@ -77,6 +80,7 @@ struct APISpec: Sendable {
             enumValues: [String]? = nil, format: String? = nil, pattern: String? = nil, oneOf: [Schema] = []
         ) {
             self.ref = ref
+            refName = ref.map { String($0.split(separator: "/").last ?? "") }
             self.type = type
             self.properties = properties
             self.required = required
@@ -112,7 +116,7 @@ struct APISpec: Sendable {
     func resolve(_ schema: Schema) -> Schema {
         var current = schema
         var hops = 0
-        while let ref = current.ref, let target = schemas[String(ref.split(separator: "/").last ?? "")], hops < 16 {
+        while let name = current.refName, let target = schemas[name], hops < 16 {
             current = target
             hops += 1
         }
