@@ -315,6 +315,13 @@ struct StoreTests {
         await store.close()
     }
 
+    /// Audit ids: "ev_" and twenty digits, zero-padded, each after the one before it as text.
+    @Test func auditIDsAreTwentyDigitsInTheOrderTheyWereMade() {
+        let ids = (0..<1_000).map { _ in AuditID.next() }
+        #expect(ids.allSatisfy { $0.hasPrefix("ev_") && $0.count == 23 && $0.dropFirst(3).allSatisfy(\.isASCII) && UInt64($0.dropFirst(3)) != nil })
+        #expect(zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 })
+    }
+
     @Test func aReaderCannotWrite() async throws {
         let store = try await Self.open()
         await #expect(throws: (any Error).self) {
