@@ -122,11 +122,6 @@ final class SQLiteEngine: StoreEngine {
             try await db.raw("PRAGMA foreign_keys=ON").run()
             try await db.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: durability.rawValue)")).run()
             try await db.raw(SQLQueryString("PRAGMA wal_autocheckpoint=\(unsafeRaw: String(writerCheckpointPages))")).run()
-            // Each member of a group runs in a savepoint, whose undo copies of the pages it changes
-            // (the sub-journal) spilled past 64 KiB into a temporary file: five writes to that file
-            // for each one to the WAL. Kept in memory, they cost no system call; they hold one
-            // member's (or one statement's) changed pages at most, and go with its RELEASE.
-            try await db.raw("PRAGMA temp_store=MEMORY").run()
             var readers: [SQLiteConnection] = []
             for _ in 0..<readerCount {
                 let reader = try await connect()
