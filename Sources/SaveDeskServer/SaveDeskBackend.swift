@@ -287,7 +287,10 @@ public enum SaveDeskBackend {
                 // The event log holds both modes in one numbering: its retention is one rule, in real time.
                 metrics.purged(try await purge.purgeEvents(olderThan: Int64(config.events.retentionHours) * 3_600), what: "desk_events")
             },
-            PeriodicJob(name: Self.foldJob, interval: .seconds(1), logger: logger, board: jobs, metrics: metrics) {
+            // Four times a second: a fold holds the writer while it adds what was listed since the
+            // last, and a second's worth under load (1,000 responses) held every change behind it
+            // long enough to be the writes' p99 (40 ms, 22 without the job; 29 ms at this pace).
+            PeriodicJob(name: Self.foldJob, interval: .milliseconds(250), logger: logger, board: jobs, metrics: metrics) {
                 for livemode in [false, true] {
                     // Nothing listed (an idle server): no write transaction at all.
                     let backlog = try await store.read { data in try await data.cancelFlow.unrolledBacklog(livemode: livemode) }
