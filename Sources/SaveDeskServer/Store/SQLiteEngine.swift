@@ -264,8 +264,8 @@ final class SQLiteEngine: StoreEngine {
 }
 
 /// Runs tasks on the writer's own thread (its one-thread pool). A transaction preferring it runs
-/// there between its statements too, so SQLiteNIO's hop to the pool for each statement and the
-/// resumption after it stay on one thread: no thread is woken per statement.
+/// there between its statements too, so each statement runs at once on the writer's connection
+/// (`SQLiteWriterConnection`): no thread is woken per statement.
 final class WriterExecutor: TaskExecutor {
     private let thread: NIOThreadPool
 

@@ -80,7 +80,7 @@ struct APISpec: Sendable {
             enumValues: [String]? = nil, format: String? = nil, pattern: String? = nil, oneOf: [Schema] = []
         ) {
             self.ref = ref
-            refName = ref.map { String($0.split(separator: "/").last ?? "") }
+            refName = ref.map(APISpec.target(of:))
             self.type = type
             self.properties = properties
             self.required = required
@@ -111,6 +111,11 @@ struct APISpec: Sendable {
 
     var operations: [String: Operation]
     var schemas: [String: Schema]
+
+    /// What a `$ref` names: its last component (`#/components/schemas/X` names `X`).
+    static func target(of ref: String) -> String {
+        String(ref.split(separator: "/").last ?? "")
+    }
 
     /// The schema a `$ref` names, or the schema itself.
     func resolve(_ schema: Schema) -> Schema {
@@ -168,7 +173,7 @@ struct APISpec: Sendable {
                 }
                 let parameters = try (node["parameters"]?.sequence ?? []).map { entry -> Parameter in
                     if let ref = entry["$ref"]?.string {
-                        guard let found = parameterRefs[String(ref.split(separator: "/").last ?? "")] else {
+                        guard let found = parameterRefs[Self.target(of: ref)] else {
                             throw InvalidSpec(description: "\(id): unknown parameter \(ref)")
                         }
                         return found
