@@ -17,16 +17,12 @@ import Synchronization
 /// others intact; nobody's `transaction` returns before the COMMIT that holds its work, so a
 /// change, its audit row and its idempotency record are durable together or not at all.
 final class SQLiteEngine: StoreEngine {
-    private let writer: SQLiteWriterConnection
-    /// The writer's own thread. SQLite waits for another connection's write lock (its busy
-    /// timeout) by sleeping on the thread that runs the statement; on the process's shared pool
-    /// (one thread per core) such waits could take every thread, and the connection that holds
-    /// the lock could then not run the statements that would release it.
-    private let writerThread: NIOThreadPool
-    /// Transactions run on the writer's thread, not only their statements: each statement was a
-    /// hop to that thread and one back, and a change runs a dozen.
-    private let onWriterThread: WriterExecutor
+    /// The writer, on its own thread (`SQLiteThreadConnection`). A transaction runs on that
+    /// thread, not only its statements: each statement was a hop to that thread and one back,
+    /// and a change runs a dozen.
+    private let writer: SQLiteThreadConnection
     private let gate = SerialGate()
+    /// Read-only connections, each on a thread of its own; a read runs on its connection's.
     private let readers: ReaderPool
     /// Copies committed pages from the WAL into the database, on a connection and thread of its
     /// own, after commits (at most `checkpointPause` apart). The writer checkpoints only past
@@ -58,87 +54,52 @@ final class SQLiteEngine: StoreEngine {
         var savepoints = 0
     }
 
-    private init(
-        writer: SQLiteWriterConnection, writerThread: NIOThreadPool, readers: [SQLiteConnection], checkpointer: Checkpointer, logger: Logger
-    ) {
+    private init(writer: SQLiteThreadConnection, readers: [SQLiteThreadConnection], checkpointer: Checkpointer, logger: Logger) {
         self.writer = writer
         self.checkpointer = checkpointer
-        self.writerThread = writerThread
-        self.onWriterThread = WriterExecutor(writerThread)
         self.readers = ReaderPool(readers)
         self.logger = logger
     }
 
     var kind: Store.Kind { .sqlite }
 
-    private var sql: any SQLDatabase { SQLiteWriterDatabase(connection: writer) }
+    private var sql: any SQLDatabase { SQLiteThreadDatabase(connection: writer) }
 
     /// Opens (creating if needed) the database at `path`.
     static func open(path: String, durability: Store.Durability, logger: Logger) async throws -> SQLiteEngine {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        func unavailable(_ error: any Error) -> SaveDeskError {
-            SaveDeskError(status: 500, code: "database_unavailable", "cannot open the database at \(path): \(error)")
-        }
-        /// Each connection's settings: how long it waits for another's lock, its memory.
-        func configure(_ db: any SQLDatabase) async throws {
+        var opened: [SQLiteThreadConnection] = []
+        /// A connection with its settings: how long it waits for another's lock, its memory.
+        func connect() async throws -> SQLiteThreadDatabase {
+            let connection: SQLiteThreadConnection
+            do {
+                connection = try await SQLiteThreadConnection.open(path: path, logger: logger)
+            } catch {
+                throw SaveDeskError(status: 500, code: "database_unavailable", "cannot open the database at \(path): \(error)")
+            }
+            opened.append(connection)
+            let db = SQLiteThreadDatabase(connection: connection)
             try await db.raw("PRAGMA busy_timeout=5000").run()
             try await db.raw(SQLQueryString("PRAGMA cache_size=-\(unsafeRaw: String(cacheKiB))")).run()
             _ = try await db.raw(SQLQueryString("PRAGMA mmap_size=\(unsafeRaw: String(mmapBytes))")).all()
+            return db
         }
-        func connect(on thread: NIOThreadPool = .singleton) async throws -> SQLiteConnection {
-            let connection: SQLiteConnection
-            do {
-                connection = try await SQLiteConnection.open(
-                    storage: .file(path: path), threadPool: thread, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any()
-                )
-            } catch {
-                throw unavailable(error)
-            }
-            do {
-                try await configure(connection.sql(queryLogLevel: nil))
-            } catch {
-                try? await connection.close()
-                throw error
-            }
-            return connection
-        }
-        let writerThread = NIOThreadPool(numberOfThreads: 1), checkpointThread = NIOThreadPool(numberOfThreads: 1)
-        writerThread.start()
-        checkpointThread.start()
-        let writer: SQLiteWriterConnection
         do {
-            writer = try await SQLiteWriterConnection.open(path: path, thread: writerThread, logger: logger)
-        } catch {
-            try? await writerThread.shutdownGracefully()
-            try? await checkpointThread.shutdownGracefully()
-            throw unavailable(error)
-        }
-        var opened: [SQLiteConnection] = []
-        do {
-            let db = SQLiteWriterDatabase(connection: writer)
-            try await configure(db)
+            let db = try await connect()
             _ = try await db.raw("PRAGMA journal_mode=WAL").all()
             try await db.raw("PRAGMA foreign_keys=ON").run()
             try await db.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: durability.rawValue)")).run()
             try await db.raw(SQLQueryString("PRAGMA wal_autocheckpoint=\(unsafeRaw: String(writerCheckpointPages))")).run()
-            var readers: [SQLiteConnection] = []
             for _ in 0..<readerCount {
-                let reader = try await connect()
-                opened.append(reader)
-                try await reader.sql(queryLogLevel: nil).raw("PRAGMA query_only=ON").run()
-                readers.append(reader)
+                try await connect().raw("PRAGMA query_only=ON").run()
             }
-            let checkpointing = try await connect(on: checkpointThread)
-            opened.append(checkpointing)
-            try await checkpointing.sql(queryLogLevel: nil).raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: durability.rawValue)")).run()
-            let checkpointer = Checkpointer(connection: checkpointing, thread: checkpointThread, pause: checkpointPause, logger: logger)
-            return SQLiteEngine(writer: writer, writerThread: writerThread, readers: readers, checkpointer: checkpointer, logger: logger)
+            let checkpointing = try await connect()
+            try await checkpointing.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: durability.rawValue)")).run()
+            let checkpointer = Checkpointer(db: checkpointing, pause: checkpointPause, logger: logger)
+            return SQLiteEngine(writer: opened[0], readers: Array(opened[1...readerCount]), checkpointer: checkpointer, logger: logger)
         } catch {
-            for connection in opened { try? await connection.close() }
-            await writer.close()
-            try? await writerThread.shutdownGracefully()
-            try? await checkpointThread.shutdownGracefully()
+            for connection in opened { await connection.close() }
             throw error
         }
     }
@@ -149,21 +110,15 @@ final class SQLiteEngine: StoreEngine {
         await readers.close()
         await checkpointer.close()
         await writer.close()
-        try? await writerThread.shutdownGracefully()
         gate.release()
     }
 
-    /// Runs `body` on a read-only connection of its own (reads; a write there fails).
+    /// Runs `body` on a read-only connection of its own (reads; a write there fails), on that
+    /// connection's thread.
     func read<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
         let reader = await readers.borrow()
-        do {
-            let result = try await body(reader.sql(queryLogLevel: nil))
-            await readers.giveBack(reader)
-            return result
-        } catch {
-            await readers.giveBack(reader)
-            throw error
-        }
+        defer { readers.giveBack(reader) }
+        return try await withTaskExecutorPreference(reader.executor) { try await body(SQLiteThreadDatabase(connection: reader)) }
     }
 
     /// Runs `body` alone on the writer, outside any transaction (schema work; tests).
@@ -187,7 +142,7 @@ final class SQLiteEngine: StoreEngine {
         keys: [String], prelude: (any SQLDatabase) async throws -> Prior, _ body: (any SQLDatabase, Prior) async throws -> T
     ) async throws -> T {
         arriving.add(1, ordering: .relaxed)
-        return try await withTaskExecutorPreference(onWriterThread) { try await inGroup { db in try await body(db, try await prelude(db)) } }
+        return try await withTaskExecutorPreference(writer.executor) { try await inGroup { db in try await body(db, try await prelude(db)) } }
     }
 
     private func inGroup<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
@@ -263,41 +218,24 @@ final class SQLiteEngine: StoreEngine {
     }
 }
 
-/// Runs tasks on the writer's own thread (its one-thread pool). A transaction preferring it runs
-/// there between its statements too, so each statement runs at once on the writer's connection
-/// (`SQLiteWriterConnection`): no thread is woken per statement.
-final class WriterExecutor: TaskExecutor {
-    private let thread: NIOThreadPool
-
-    init(_ thread: NIOThreadPool) { self.thread = thread }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        // A pool already shut down calls the item at once (state cancelled): the job still runs,
-        // on the caller's thread, rather than never.
-        thread.submit { _ in job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-    }
-}
-
 /// Runs SQLite's checkpoints apart from the writer: after commits, a PASSIVE checkpoint on its own
 /// connection copies what the WAL holds into the database file and syncs it, while the writer
 /// goes on (PASSIVE waits for no lock; readers still reading older pages only make it stop short,
 /// and the next run goes on from there).
 final class Checkpointer: Sendable {
-    private let connection: SQLiteConnection
-    private let thread: NIOThreadPool
+    private let db: SQLiteThreadDatabase
     private let due: AsyncStream<Void>.Continuation
     private let runs: Task<Void, Never>
 
-    init(connection: SQLiteConnection, thread: NIOThreadPool, pause: Duration, logger: Logger) {
-        self.connection = connection
-        self.thread = thread
+    /// `db`: a connection of its own (`SQLiteThreadDatabase`), closed with the checkpointer.
+    init(db: SQLiteThreadDatabase, pause: Duration, logger: Logger) {
+        self.db = db
         let (commits, due) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.due = due
         runs = Task {
             for await _ in commits {
                 do {
-                    _ = try await connection.sql(queryLogLevel: nil).raw("PRAGMA wal_checkpoint(PASSIVE)").all()
+                    _ = try await db.raw("PRAGMA wal_checkpoint(PASSIVE)").all()
                 } catch is CancellationError {
                     // The store is closing (`close`): nothing failed.
                 } catch {
@@ -316,7 +254,6 @@ final class Checkpointer: Sendable {
         due.finish()
         runs.cancel()
         await runs.value
-        try? await connection.close()
-        try? await thread.shutdownGracefully()
+        await db.connection.close()
     }
 }

@@ -1,21 +1,42 @@
 import Foundation
 import Logging
 import SQLKit
+import SQLiteKit
 import Testing
 
 @testable import SaveDeskServer
 
-/// The SQLite writer's own connection (`SQLiteWriterConnection`): it reads and binds as the
-/// readers (SQLiteNIO) do, keeps its statements prepared without going stale, and stays usable
-/// after an error, whether a statement comes from a transaction on the writer's thread or from
-/// anywhere else.
-@Suite("SQLite: the writer's connection")
-struct SQLiteWriterTests {
+/// The store's own SQLite connections (`SQLiteThreadConnection`), the writer's and the readers':
+/// they read and bind as SQLiteNIO and SQLiteKit do, keep their statements prepared without going
+/// stale, and stay usable after an error, whether a statement comes from a transaction or read on
+/// the connection's thread or from anywhere else.
+@Suite("SQLite: the store's own connections")
+struct SQLiteThreadConnectionTests {
+    static let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
     static func open() async throws -> Store {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-writer-\(UUID())")
-        return try await Store.open(
-            path: directory.appendingPathComponent("savedesk.sqlite").path, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        )
+        try await open(at: path())
+    }
+
+    static func path() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-connections-\(UUID())/savedesk.sqlite").path
+    }
+
+    static func open(at path: String) async throws -> Store {
+        try await Store.open(path: path, logger: logger)
+    }
+
+    /// `body` on a connection of SQLiteNIO's own to the database at `path` (SQLiteKit's database).
+    static func withSQLiteKit<T>(_ path: String, _ body: (any SQLDatabase) async throws -> T) async throws -> T {
+        let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+        do {
+            let value = try await body(connection.sql(queryLogLevel: nil))
+            try await connection.close()
+            return value
+        } catch {
+            try? await connection.close()
+            throw error
+        }
     }
 
     /// What one row holds, read through SQLKit's row.
@@ -35,8 +56,9 @@ struct SQLiteWriterTests {
         }
     }
 
-    @Test func theWriterReadsAndBindsAsTheReadersDo() async throws {
-        let store = try await Self.open()
+    @Test func theConnectionsReadAndBindAsSQLiteKitDoes() async throws {
+        let path = Self.path()
+        let store = try await Self.open(at: path)
         let text = "naïve ✓ \"quoted\" 'single' \u{1F600}"
         let blob = Data([0, 1, 0x7F, 0xFF, 0])
         let select = SQLQueryString("SELECT i, r, t, b, n, i AS dup, r AS dup FROM kinds")
@@ -48,7 +70,8 @@ struct SQLiteWriterTests {
             return try Read(try #require(try await db.raw(select).first()))
         }
         let onReader = try await store.sqlRead { db in try Read(try #require(try await db.raw(select).first())) }
-        #expect(onWriter == onReader)
+        let bySQLiteKit = try await Self.withSQLiteKit(path) { db in try Read(try #require(try await db.raw(select).first())) }
+        #expect(onWriter == bySQLiteKit && onReader == bySQLiteKit)
         #expect(onWriter.columns == ["i", "r", "t", "b", "n", "dup", "dup"])
         #expect(onWriter.integer == Int.max && onWriter.real == -1.5 && onWriter.text == text && onWriter.blob == blob)
         #expect(onWriter.null && onWriter.again == Int.max && onWriter.missing, "a name twice reads its first column")
@@ -94,7 +117,7 @@ struct SQLiteWriterTests {
     /// first ones again after the others pushed them out.
     @Test func moreStatementsThanItKeeps() async throws {
         let store = try await Self.open()
-        let count = SQLiteWriterConnection.statementLimit * 2 + 5
+        let count = SQLiteThreadConnection.statementLimit * 2 + 5
         let answers = try await store.sqlTransaction { db in
             var answers: [Int] = []
             for round in 0..<2 {
@@ -109,10 +132,11 @@ struct SQLiteWriterTests {
         await store.close()
     }
 
-    /// The statements the writer serializes are the ones SQLiteKit would: the same text and binds
-    /// for each kind of statement the repositories build.
-    @Test func theWriterSerializesAsSQLiteKitDoes() async throws {
-        let store = try await Self.open()
+    /// The statements the connections serialize are the ones SQLiteKit would: the same text and
+    /// binds for each kind of statement the repositories build.
+    @Test func theConnectionsSerializeAsSQLiteKitDoes() async throws {
+        let path = Self.path()
+        let store = try await Self.open(at: path)
         func statements(_ db: any SQLDatabase) -> [any SQLExpression] {
             [
                 db.insert(into: "audit_events").columns("id", "at", "we\"ird").values(SQLBind("a"), SQLBind(1), SQLBind(String?.none))
@@ -135,7 +159,8 @@ struct SQLiteWriterTests {
         }
         let writer = try await store.exclusive { db in serialized(db) }
         let reader = try await store.sqlRead { db in serialized(db) }
-        #expect(writer == reader)
+        let bySQLiteKit = try await Self.withSQLiteKit(path) { db in serialized(db) }
+        #expect(writer == bySQLiteKit && reader == bySQLiteKit)
         #expect(writer.contains { $0.contains(#""we""ird""#) } && writer.contains { $0.contains(#""a""b""#) })
         await store.close()
     }
@@ -156,6 +181,65 @@ struct SQLiteWriterTests {
             try await db.raw("SELECT name FROM sqlite_master WHERE type = 'table'").all().map { try $0.decode(column: "name", as: String.self) }
         }
         #expect(tables.contains(table))
+        await store.close()
+    }
+
+    /// The types records are made of are converted without SQLiteKit's decoder, and to the same
+    /// values, or the same refusal, as that decoder gives, from every kind of value SQLite holds.
+    @Test func valuesConvertAsSQLiteKitsDecoderConverts() throws {
+        let values: [SQLiteData] = [
+            .integer(0), .integer(1), .integer(-7), .integer(Int.max), .float(1.5), .float(2), .float(-0.25),
+            .text("12"), .text("1"), .text("true"), .text("2.5"), .text(""), .text("Zoë"), .blob(ByteBuffer(bytes: [0, 1])), .null,
+        ]
+        let decoder = SQLiteDataDecoder()
+        func same<T: Decodable & Equatable>(_: T.Type, _ value: SQLiteData) -> Bool {
+            let fast = try? SQLiteValue.decode(T.self, from: value), kit = try? decoder.decode(T.self, from: value)
+            return fast == kit
+        }
+        enum Status: String, Decodable { case active }
+        for value in values {
+            #expect(same(String.self, value), "String from \(value)")
+            #expect(same(Int.self, value), "Int from \(value)")
+            #expect(same(Int64.self, value), "Int64 from \(value)")
+            #expect(same(Bool.self, value), "Bool from \(value)")
+            #expect(same(Double.self, value), "Double from \(value)")
+            #expect(same(String?.self, value), "String? from \(value)")
+            #expect(same(Status.self, value), "an enum from \(value)")
+        }
+        #expect(throws: DecodingError.self) { try SQLiteValue.decode(Int.self, from: .text("12")) }
+    }
+
+    /// More reads at once than there are readers, some failing: each gets a reader in turn (none
+    /// kept by a read that threw), sees what was committed, and cannot write.
+    @Test func moreReadsThanReadersEachGetOne() async throws {
+        let store = try await Self.open()
+        try await store.sqlTransaction { db in
+            try await db.raw("CREATE TABLE counted (n INTEGER)").run()
+            try await db.raw("INSERT INTO counted (n) VALUES (41)").run()
+        }
+        let reads = Task {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<(SQLiteEngine.readerCount * 8) {
+                    group.addTask {
+                        try await store.sqlRead { db in
+                            if index % 3 == 0 {
+                                _ = try? await db.raw("SELECT * FROM missing").all()
+                                throw CancellationError()
+                            }
+                            return try #require(try await db.raw("SELECT n + 1 AS n FROM counted").first()).decode(column: "n", as: Int.self)
+                        }
+                    }
+                }
+                var answers: [Int?] = []
+                while let next = await group.nextResult() { answers.append(try? next.get()) }
+                return answers
+            }
+        }
+        // A bound, not a speed: a reader kept by a failed read would leave the rest waiting forever.
+        let answers = try #require(await Deadline.value(of: reads, within: .seconds(120))).get()
+        #expect(answers.count == SQLiteEngine.readerCount * 8)
+        #expect(answers.compactMap { $0 } == Array(repeating: 42, count: answers.count - (0..<answers.count).filter { $0 % 3 == 0 }.count))
+        await #expect(throws: (any Error).self) { try await store.sqlRead { db in try await db.raw("INSERT INTO counted (n) VALUES (1)").run() } }
         await store.close()
     }
 }

@@ -9,27 +9,35 @@ import SQLiteKit
 // POSIX locks on the database file would not see each other.
 import VaporCSQLite
 
-/// The writer's connection: SQLite called straight from the writer's own thread, its prepared
-/// statements kept for the next time they are run.
+/// A SQLite connection on a thread of its own (the writer's, or one reader's): SQLite called
+/// straight from that thread, its prepared statements kept for the next time they are run.
 ///
 /// SQLiteNIO runs each statement as a work item on a thread pool and hands the result back
 /// through an event loop (one more hop per row), so each of a change's dozen statements was two
 /// thread wake-ups during which the writer, the store's one serial resource, sat idle; and it
-/// prepared every statement anew, a seventh of the writer's time. Here a statement run on the
-/// writer's thread (a transaction prefers it: `WriterExecutor`) runs at once, without suspending;
-/// from any other thread it is handed to the writer's thread and awaited, as SQLiteNIO does.
+/// prepared every statement anew, a seventh of the writer's time (and of a search's). Here a
+/// statement run on the connection's thread (a transaction or a read prefers it:
+/// `ThreadExecutor`) runs at once, without suspending; from any other thread it is handed to
+/// the connection's thread and awaited, as SQLiteNIO does.
 ///
-/// Rows and values are SQLiteNIO's and SQLiteKit's (`SQLiteData`, `SQLiteDataEncoder`,
-/// `SQLiteDataDecoder`, the first column of a name), so the writer reads and binds exactly as the
-/// readers do.
-final class SQLiteWriterConnection: @unchecked Sendable {
-    // Unchecked: `handle` and `statements` are touched only on the writer's thread, one call at a
-    // time (`run`).
+/// Rows and values are SQLiteNIO's and SQLiteKit's (`SQLiteData`, `SQLiteDataEncoder`, the
+/// conversions of `SQLiteDataConvertible`, `SQLiteDataDecoder` for the rest, the first column of
+/// a name), so a row reads exactly as SQLiteKit's would.
+final class SQLiteThreadConnection: @unchecked Sendable {
+    // Unchecked: `handle` and `statements` are touched only on the connection's thread, one call
+    // at a time (`run`).
     private var handle: OpaquePointer?
     private var statements: [String: Prepared] = [:]
+    /// The connection's own thread (a pool of one). SQLite waits for another connection's lock
+    /// (its busy timeout) by sleeping on the thread that runs the statement; on the process's
+    /// shared pool (one thread per core) such waits could take every thread, and the connection
+    /// that holds the lock could then not run the statements that would release it.
     private let thread: NIOThreadPool
-    /// The writer's thread, once known (`open` learns it on the thread itself).
+    /// The connection's thread, once known (`open` learns it on the thread itself).
     private let threadID: pthread_t
+    /// Runs a task on the connection's thread, between its statements too: a transaction or a
+    /// read that prefers it runs each statement at once.
+    let executor: ThreadExecutor
     let eventLoop: any EventLoop
     let logger: Logger
 
@@ -66,15 +74,27 @@ final class SQLiteWriterConnection: @unchecked Sendable {
         self.handle = handle
         self.thread = thread
         self.threadID = threadID
+        executor = ThreadExecutor(thread)
         self.eventLoop = eventLoop
         self.logger = logger
     }
 
-    /// Opens (creating if needed) the database at `path`, on `thread`, which must have one thread.
-    static func open(path: String, thread: NIOThreadPool, logger: Logger) async throws -> SQLiteWriterConnection {
+    /// Opens (creating if needed) the database at `path`, on a thread of its own.
+    static func open(path: String, logger: Logger) async throws -> SQLiteThreadConnection {
         _ = initialized
         let eventLoop = MultiThreadedEventLoopGroup.singleton.any()
-        return try await thread.runIfActive { () throws -> SQLiteWriterConnection in
+        let thread = NIOThreadPool(numberOfThreads: 1)
+        thread.start()
+        do {
+            return try await open(path: path, thread: thread, eventLoop: eventLoop, logger: logger)
+        } catch {
+            try? await thread.shutdownGracefully()
+            throw error
+        }
+    }
+
+    private static func open(path: String, thread: NIOThreadPool, eventLoop: any EventLoop, logger: Logger) async throws -> SQLiteThreadConnection {
+        try await thread.runIfActive { () throws -> SQLiteThreadConnection in
             var handle: OpaquePointer?
             let flags = SQLITE_OPEN_CREATE | SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI | SQLITE_OPEN_EXRESCODE
             let status = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
@@ -83,20 +103,21 @@ final class SQLiteWriterConnection: @unchecked Sendable {
                 sqlite_nio_sqlite3_close_v2(handle)
                 throw SQLiteFailure(code: status, message: message)
             }
-            return SQLiteWriterConnection(handle: handle, thread: thread, threadID: pthread_self(), eventLoop: eventLoop, logger: logger)
+            return SQLiteThreadConnection(handle: handle, thread: thread, threadID: pthread_self(), eventLoop: eventLoop, logger: logger)
         }
     }
 
     /// SQLite's own set-up, once in the process, before its first connection of ours.
     private static let initialized: Int32 = sqlite_nio_sqlite3_initialize()
 
-    /// Runs `sql` with `binds`, handing each row to `onRow`: at once on the writer's thread,
+    /// Runs `sql` with `binds`, handing each row to `onRow`: at once on the connection's thread,
     /// otherwise there.
     func run(_ sql: String, _ binds: [SQLiteData], _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
         if pthread_equal(pthread_self(), threadID) != 0 { return try runHere(sql, binds, onRow) }
         try await thread.runIfActive { try self.runHere(sql, binds, onRow) }
     }
 
+    /// Closes the connection and ends its thread.
     func close() async {
         try? await thread.runIfActive {
             for prepared in self.statements.values { sqlite_nio_sqlite3_finalize(prepared.statement) }
@@ -104,6 +125,7 @@ final class SQLiteWriterConnection: @unchecked Sendable {
             sqlite_nio_sqlite3_close_v2(self.handle)
             self.handle = nil
         }
+        try? await thread.shutdownGracefully()
     }
 
     private func runHere(_ sql: String, _ binds: [SQLiteData], _ onRow: (any SQLRow) -> Void) throws {
@@ -216,12 +238,58 @@ final class SQLiteWriterConnection: @unchecked Sendable {
         func decodeNil(column: String) throws -> Bool { columns.index[column].map { values[$0] == .null } ?? true }
         func decode<D: Decodable>(column: String, as type: D.Type) throws -> D {
             guard let offset = columns.index[column] else { throw SQLiteFailure(code: SQLITE_ERROR, message: "no column \(column) in the result") }
-            return try SQLiteDataDecoder().decode(D.self, from: values[offset])
+            return try SQLiteValue.decode(D.self, from: values[offset])
         }
     }
 }
 
-/// An error SQLite reported to the writer: its (extended) result code and message.
+/// A column's value as SQLiteKit decodes it (`SQLiteDataDecoder`), with the types records are
+/// made of converted at once by SQLiteNIO's own conversions: the decoder finds them by a dynamic
+/// cast and builds a JSON decoder on each call (SQLiteKit's rows make a decoder per column), and
+/// that was most of the time a search spent reading its page's rows.
+enum SQLiteValue {
+    static func decode<D: Decodable>(_: D.Type, from value: SQLiteData) throws -> D {
+        let converted: D?
+        if D.self == String.self {
+            converted = String(sqliteData: value) as! D?
+        } else if D.self == Int.self {
+            converted = Int(sqliteData: value) as! D?
+        } else if D.self == Int64.self {
+            converted = Int64(sqliteData: value) as! D?
+        } else if D.self == Bool.self {
+            converted = Bool(sqliteData: value) as! D?
+        } else if D.self == Double.self {
+            converted = Double(sqliteData: value) as! D?
+        } else {
+            return try decoder.decode(D.self, from: value)
+        }
+        guard let converted else {
+            throw DecodingError.typeMismatch(D.self, .init(codingPath: [], debugDescription: "Could not convert SQLite data to \(D.self): \(value)."))
+        }
+        return converted
+    }
+
+    /// SQLiteKit's decoder, for every other type (its JSON decoder is safe to share).
+    private static let decoder = SQLiteDataDecoder()
+}
+
+/// Runs tasks on a connection's own thread (its one-thread pool). A task preferring it runs
+/// there between its statements too, so each statement runs at once on the connection: no
+/// thread is woken per statement.
+final class ThreadExecutor: TaskExecutor {
+    private let thread: NIOThreadPool
+
+    init(_ thread: NIOThreadPool) { self.thread = thread }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        // A pool already shut down calls the item at once (state cancelled): the job still runs,
+        // on the caller's thread, rather than never.
+        thread.submit { _ in job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
+
+/// An error SQLite reported: its (extended) result code and message.
 struct SQLiteFailure: Error, CustomStringConvertible {
     let code: Int32
     let message: String
@@ -229,15 +297,14 @@ struct SQLiteFailure: Error, CustomStringConvertible {
     var description: String { "SQLite error \(code): \(message)" }
 }
 
-/// The writer's connection as SQLKit's database: statements serialized in SQLite's dialect (with
-/// its identifiers quoted by `IdentifierQuote`) and bound with SQLiteKit's encoder, run by
-/// `SQLiteWriterConnection`.
-struct SQLiteWriterDatabase: SQLDatabase {
-    let connection: SQLiteWriterConnection
+/// A `SQLiteThreadConnection` as SQLKit's database: statements serialized in SQLite's dialect
+/// (with its identifiers quoted by `IdentifierQuote`) and bound with SQLiteKit's encoder.
+struct SQLiteThreadDatabase: SQLDatabase {
+    let connection: SQLiteThreadConnection
     /// The dialect this value serializes with (its quote keeps state: one serialization at a time).
     let dialect: any SQLDialect
 
-    init(connection: SQLiteWriterConnection) {
+    init(connection: SQLiteThreadConnection) {
         self.connection = connection
         dialect = SQLiteQuotingDialect()
     }
@@ -248,7 +315,7 @@ struct SQLiteWriterDatabase: SQLDatabase {
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
         // A value of its own for each statement, so its quote's state is this statement's alone.
-        let (sql, binds) = SQLiteWriterDatabase(connection: connection).serialize(query)
+        let (sql, binds) = SQLiteThreadDatabase(connection: connection).serialize(query)
         let encoder = SQLiteDataEncoder()
         try await connection.run(sql, try binds.map { try encoder.encode($0) }, onRow)
     }
@@ -297,7 +364,7 @@ struct SQLiteQuotingDialect: SQLDialect {
     /// the name, this quote: the second call finds the name after the first one's quote.
     final class IdentifierQuote: SQLExpression, @unchecked Sendable {
         // Unchecked: a statement is serialized on one thread, by a database value of its own
-        // (`SQLiteWriterDatabase.execute`).
+        // (`SQLiteThreadDatabase.execute`).
         private var nameStart: Int?
 
         func serialize(to serializer: inout SQLSerializer) {
