@@ -242,4 +242,32 @@ struct SQLiteThreadConnectionTests {
         await #expect(throws: (any Error).self) { try await store.sqlRead { db in try await db.raw("INSERT INTO counted (n) VALUES (1)").run() } }
         await store.close()
     }
+
+    /// A console page's reads and a change's, asked again, prepare nothing again: not their values
+    /// (SQLite prepares a statement again when a value its plan looked at changes, and a value
+    /// cleared after each run changed every time), nor a LIMIT handed to the search index.
+    @Test func statementsAskedAgainAreNotPreparedAgain() async throws {
+        let store = try await Self.open()
+        try await store.transaction(key: "test") { data in
+            for index in 0..<40 {
+                try await data.customers.insert(CustomerRecord(
+                    id: "cus_\(index)", name: "Okafor \(index)", email: "okafor\(index)@example.com", country: nil, createdAt: 1_700_000_000,
+                    cardFailing: false
+                ))
+            }
+        }
+        func round() async throws {
+            // The listing's pages, a name's prefix, a word, an email (its rarest part first), an id.
+            for (text, page) in [("", 1), ("", 2), ("ok", 1), ("okafor", 1), ("okafor7@example", 1), ("cus_3", 1)] {
+                _ = try await store.read { data in try await data.customers.search(text, kind: nil, livemode: false, page: page, perPage: 5) }
+            }
+            _ = try await store.transaction(key: "customer:cus_1") { data in try await data.ledger.subscriptions(customerId: "cus_1") }
+        }
+        try await round()
+        let prepared = try #require(store.statementsPrepared)
+        try await round()
+        try await round()
+        #expect(store.statementsPrepared == prepared)
+        await store.close()
+    }
 }

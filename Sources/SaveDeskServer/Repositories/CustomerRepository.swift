@@ -311,9 +311,11 @@ struct SQLCustomerRepository: CustomerRepository {
         let ordered = trigrams.sorted()
         let sample = Self.trigramSample
         var query: SQLQueryString = "SELECT (SELECT max(rowid) FROM customers) AS n"
+        // The sample is written into the statement, not bound: a LIMIT on the search index is
+        // handed to it as a value, and SQLite prepared a statement with a bound one again each run.
         for (index, trigram) in ordered.enumerated() {
-            query += ", (SELECT CASE WHEN count(*) < \(bind: sample) THEN -count(*) ELSE max(r) END FROM (SELECT rowid AS r FROM customer_search "
-            query += "WHERE customer_search MATCH \(bind: Self.phrase(trigram)) LIMIT \(bind: sample))) AS t\(unsafeRaw: String(index))"
+            query += ", (SELECT CASE WHEN count(*) < \(literal: sample) THEN -count(*) ELSE max(r) END FROM (SELECT rowid AS r FROM customer_search "
+            query += "WHERE customer_search MATCH \(bind: Self.phrase(trigram)) LIMIT \(literal: sample))) AS t\(unsafeRaw: String(index))"
         }
         guard let row = try await db.raw(query).first() else { return ([:], 0) }
         let customers = Double(try row.decode(column: "n", as: Int?.self) ?? 0)

@@ -42,6 +42,9 @@ final class ReaderPool: Sendable {
         next?.resume(returning: connection)
     }
 
+    /// Statements the readers have prepared.
+    var preparations: Int { all.reduce(0) { $0 + $1.preparations.load(ordering: .relaxed) } }
+
     func close() async {
         for connection in all { await connection.close() }
     }

@@ -113,6 +113,9 @@ final class SQLiteEngine: StoreEngine {
         gate.release()
     }
 
+    /// Statements the writer and the readers have prepared, again or anew.
+    var statementsPrepared: Int { writer.preparations.load(ordering: .relaxed) + readers.preparations }
+
     /// Runs `body` on a read-only connection of its own (reads; a write there fails), on that
     /// connection's thread.
     func read<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {

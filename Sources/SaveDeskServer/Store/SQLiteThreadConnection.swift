@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import SQLKit
 import SQLiteKit
+import Synchronization
 // SQLite's C API, as SQLiteNIO builds it (its names prefixed `sqlite_nio_`). The one copy of the
 // library in the process: the writer, the readers and the checkpointer must share it, or their
 // POSIX locks on the database file would not see each other.
@@ -40,6 +41,9 @@ final class SQLiteThreadConnection: @unchecked Sendable {
     let executor: ThreadExecutor
     let eventLoop: any EventLoop
     let logger: Logger
+
+    /// Statements prepared so far, again or anew (a statement kept is prepared once).
+    let preparations = Atomic<Int>(0)
 
     /// Prepared statements kept; past it, all are dropped and the ones in use come back (the
     /// statements a server runs are a few dozen shapes; the rest, a list's length, come and go).
@@ -131,28 +135,34 @@ final class SQLiteThreadConnection: @unchecked Sendable {
     private func runHere(_ sql: String, _ binds: [SQLiteData], _ onRow: (any SQLRow) -> Void) throws {
         let prepared = try statement(sql)
         let statement = prepared.statement
-        defer {
-            sqlite_nio_sqlite3_reset(statement)
-            sqlite_nio_sqlite3_clear_bindings(statement)
-        }
+        // Reset, its values left bound: the next run binds every parameter again, and SQLite
+        // prepares a statement again when a parameter its plan looked at (one compared with an
+        // indexed column, a LIMIT) changes value, which clearing them would make every run.
+        defer { sqlite_nio_sqlite3_reset(statement) }
         for (offset, value) in binds.enumerated() {
             try check(bind(value, at: Int32(offset + 1), of: statement))
         }
         while true {
             let status = sqlite_nio_sqlite3_step(statement)
-            if status == SQLITE_DONE { return }
+            if status == SQLITE_DONE { return noticePreparedAgain(prepared) }
             guard status == SQLITE_ROW else { throw failure(status) }
-            let again = sqlite_nio_sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_REPREPARE, 0)
-            if again != prepared.preparedAgain {
-                prepared.columns = Self.columns(of: statement)
-                prepared.preparedAgain = again
-            }
+            noticePreparedAgain(prepared)
             let columns = prepared.columns
             var values: [SQLiteData] = []
             values.reserveCapacity(columns.names.count)
             for column in 0..<Int32(columns.names.count) { values.append(try value(at: column, of: statement)) }
             onRow(Row(columns: columns, values: values))
         }
+    }
+
+    /// Names the columns again if SQLite prepared the statement again (a change of the schema, or
+    /// of a value its plan depends on), and counts it.
+    private func noticePreparedAgain(_ prepared: Prepared) {
+        let again = sqlite_nio_sqlite3_stmt_status(prepared.statement, SQLITE_STMTSTATUS_REPREPARE, 0)
+        guard again != prepared.preparedAgain else { return }
+        prepared.columns = Self.columns(of: prepared.statement)
+        prepared.preparedAgain = again
+        preparations.add(1, ordering: .relaxed)
     }
 
     /// `sql` prepared, from the kept ones or now (and kept).
@@ -162,6 +172,7 @@ final class SQLiteThreadConnection: @unchecked Sendable {
         var statement: OpaquePointer?
         let status = sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard status == SQLITE_OK, let statement else { throw failure(status) }
+        preparations.add(1, ordering: .relaxed)
         if statements.count >= Self.statementLimit {
             for prepared in statements.values { sqlite_nio_sqlite3_finalize(prepared.statement) }
             statements = [:]

@@ -143,6 +143,10 @@ public final class Store: Sendable {
         telling.withLock { $0.task = task }
     }
 
+    /// SQLite: the statements its connections have prepared so far (nil on PostgreSQL). A statement
+    /// kept prepared is not counted again when it runs again.
+    var statementsPrepared: Int? { (engine as? SQLiteEngine)?.statementsPrepared }
+
     /// The SQL doors, below the repositories: for the schema, bulk loaders and tests.
     func sqlRead<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await engine.read(body) }
     /// Every transaction is timed from the call to its commit, its wait for the writer (the
