@@ -1,9 +1,6 @@
 import Foundation
 import Logging
-import NIOCore
-import NIOPosix
 import SQLKit
-import SQLiteKit
 import Synchronization
 
 /// The embedded engine: one SQLite database (WAL, foreign keys on, `synchronous=FULL` so an
