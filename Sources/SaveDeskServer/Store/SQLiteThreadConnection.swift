@@ -260,17 +260,19 @@ final class SQLiteThreadConnection: @unchecked Sendable {
 /// that was most of the time a search spent reading its page's rows.
 enum SQLiteValue {
     static func decode<D: Decodable>(_: D.Type, from value: SQLiteData) throws -> D {
+        // Each branch is taken only when `D` is that type, so its cast fails only for a value
+        // SQLiteNIO could not convert (nil): the mismatch below.
         let converted: D?
         if D.self == String.self {
-            converted = String(sqliteData: value) as! D?
+            converted = String(sqliteData: value) as? D
         } else if D.self == Int.self {
-            converted = Int(sqliteData: value) as! D?
+            converted = Int(sqliteData: value) as? D
         } else if D.self == Int64.self {
-            converted = Int64(sqliteData: value) as! D?
+            converted = Int64(sqliteData: value) as? D
         } else if D.self == Bool.self {
-            converted = Bool(sqliteData: value) as! D?
+            converted = Bool(sqliteData: value) as? D
         } else if D.self == Double.self {
-            converted = Double(sqliteData: value) as! D?
+            converted = Double(sqliteData: value) as? D
         } else {
             return try decoder.decode(D.self, from: value)
         }
