@@ -26,11 +26,16 @@ struct RunResult {
     var failures: Int
     /// The bench process's CPU time (user and system) during the run: its servers and its client.
     var cpuSeconds: Double
+    /// The whole machine's busy CPU time during the run: the bench, and the PostgreSQL cluster
+    /// (its own processes) and whatever else ran.
+    var machineCPUSeconds: Double
 
     var throughput: Double { Double(requests) / seconds }
     /// CPU milliseconds per request, client included: steadier than req/s on a machine whose
     /// neighbours take its cores for a while (time taken so is not this process's).
     var cpuPerRequestMs: Double { requests == 0 ? .nan : cpuSeconds * 1000 / Double(requests) }
+    /// The machine's CPU milliseconds per request: for PostgreSQL, the database's part too.
+    var machinePerRequestMs: Double { requests == 0 ? .nan : machineCPUSeconds * 1000 / Double(requests) }
     func percentile(_ p: Double) -> Double {
         guard !latencies.isEmpty else { return .nan }
         return latencies[min(latencies.count - 1, Int((Double(latencies.count) * p).rounded(.up)) - 1)]
@@ -92,7 +97,7 @@ func run(_ scenario: Scenario, baseURL: String, client: HTTPClient) async -> Run
 func run(_ scenario: Scenario, baseURLs: [String], client: HTTPClient) async -> RunResult {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     let counter = Counter()
-    let cpuAtStart = processCPUSeconds()
+    let cpuAtStart = processCPUSeconds(), machineAtStart = machineCPUSeconds()
     let start = ContinuousClock.now
     let perWorker = await withTaskGroup(of: ([Double], Int).self) { group in
         for worker in 0..<concurrency {
@@ -130,7 +135,8 @@ func run(_ scenario: Scenario, baseURLs: [String], client: HTTPClient) async -> 
     let all = perWorker.flatMap(\.0).sorted()
     return RunResult(
         requests: all.count, seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
-        latencies: all, failures: perWorker.map(\.1).reduce(0, +), cpuSeconds: processCPUSeconds() - cpuAtStart
+        latencies: all, failures: perWorker.map(\.1).reduce(0, +), cpuSeconds: processCPUSeconds() - cpuAtStart,
+        machineCPUSeconds: machineCPUSeconds() - machineAtStart
     )
 }
 
@@ -139,6 +145,19 @@ func processCPUSeconds() -> Double {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
     return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+/// The machine's busy CPU time so far, every core and process (`/proc/stat`), in seconds; 0
+/// where there is no `/proc/stat`.
+func machineCPUSeconds() -> Double {
+    guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+          let line = stat.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) else { return 0 }
+    let ticks = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+    guard ticks.count >= 8 else { return 0 }
+    // user nice system idle iowait irq softirq steal: busy is user to softirq but idle and
+    // iowait (steal is time the host gave to other machines).
+    let busy = ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6]
+    return busy / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
 
 /// Numbers the requests of a run across its workers.
@@ -210,7 +229,11 @@ let postgresURL = ProcessInfo.processInfo.environment["SAVEDESK_TEST_POSTGRES"].
 var postgresInstances: [SaveDeskBackend.Running] = []
 if let postgresURL {
     _ = try await DemoSeed.apply(file: seedPath, config: config, databasePath: postgresURL)
-    for _ in 0..<2 { postgresInstances.append(try await SaveDeskBackend.start(config: config, databasePath: postgresURL)) }
+    // As `savedesk-server serve` runs them: without `--test-clock` (a demo's), whose instances on
+    // one database read test time's offset again before each test-mode request.
+    for _ in 0..<2 {
+        postgresInstances.append(try await SaveDeskBackend.start(config: config, databasePath: postgresURL, options: .init(testClock: false)))
+    }
 }
 
 let router = Router()
@@ -296,7 +319,7 @@ var measured: [String: (throughput: Double, p99: Double, cpuMs: Double)] = [:]
                      met(worst.value.p99 <= 15)))
     }
 }
-print("scenario".padding(toLength: 44, withPad: " ", startingAt: 0) + "  req/s median (min–max)      p50 ms   p99 ms  failures  CPU ms/req")
+print("scenario".padding(toLength: 44, withPad: " ", startingAt: 0) + "  req/s median (min–max)      p50 ms   p99 ms  failures  CPU ms/req  machine ms/req")
 for (_, scenario, baseURLs) in scenarios.filter({ parts.contains($0.0) }) {
     _ = await run(Scenario(name: "", method: scenario.method, path: scenario.path, body: scenario.body, headers: scenario.headers),
                   baseURLs: baseURLs, client: client)  // warm-up
@@ -305,9 +328,10 @@ for (_, scenario, baseURLs) in scenarios.filter({ parts.contains($0.0) }) {
     let throughputs = results.map(\.throughput).sorted()
     let median = results.sorted { $0.throughput < $1.throughput }[results.count / 2]
     let cpu = results.map(\.cpuPerRequestMs).sorted()[results.count / 2]
+    let machineCPU = results.map(\.machinePerRequestMs).sorted()[results.count / 2]
     let line = scenario.name.padding(toLength: 44, withPad: " ", startingAt: 0)
-        + String(format: "  %8.0f (%6.0f–%6.0f)   %7.2f  %7.2f  %8d  %10.3f", throughputs[throughputs.count / 2], throughputs.first!,
-                 throughputs.last!, median.percentile(0.5), median.percentile(0.99), results.map(\.failures).reduce(0, +), cpu)
+        + String(format: "  %8.0f (%6.0f–%6.0f)   %7.2f  %7.2f  %8d  %10.3f  %14.3f", throughputs[throughputs.count / 2], throughputs.first!,
+                 throughputs.last!, median.percentile(0.5), median.percentile(0.99), results.map(\.failures).reduce(0, +), cpu, machineCPU)
     print(line)
     measured[scenario.name] = (throughputs[throughputs.count / 2], median.percentile(0.99), cpu)
 }

@@ -23,6 +23,8 @@ final class PostgresEngine: StoreEngine {
     private let client: PostgresClient
     private let runner: Task<Void, Never>
     private let logger: Logger
+    /// The names given to the statements transactions run (see `PostgresPreparedDatabase`).
+    private let names = PreparedNames()
 
     /// How long an instance waits at start for its database to answer.
     static let startTimeout: Duration = .seconds(10)
@@ -149,13 +151,18 @@ final class PostgresEngine: StoreEngine {
                     let outcome: Result<T, any Error>
                     do {
                         for key in keys { try await connection.query("SELECT pg_advisory_lock(hashtextextended(\(key), 0))", logger: logger) }
-                        let db = connection.sql(queryLogLevel: nil)
+                        let db = PostgresPreparedDatabase(connection: connection, names: names, logger: logger)
                         let prior = try await prelude(db)
                         try await connection.query("BEGIN ISOLATION LEVEL SERIALIZABLE", logger: logger)
                         let value = try await body(db, prior)
                         try await connection.query("COMMIT", logger: logger)
                         outcome = .success(value)
                     } catch {
+                        if PostgresPreparedDatabase.spoilsConnection(error) {
+                            // PostgreSQL ends the transaction and drops the connection's locks.
+                            try? await connection.close()
+                            throw error
+                        }
                         _ = try? await connection.query("ROLLBACK", logger: logger)
                         outcome = .failure(error)
                     }

@@ -1,0 +1,72 @@
+import Foundation
+import Logging
+import SQLKit
+import Testing
+import TestSupport
+
+@testable import SaveDeskServer
+
+/// A PostgreSQL transaction's statements are prepared once on each connection and then only
+/// bound and run (`PostgresPreparedDatabase`). Each store here has one connection, so every
+/// transaction runs on the same one.
+@Suite("PostgreSQL: statements prepared once per connection", .enabled(if: TestDatabase.isPostgres))
+struct PostgresPreparedDatabaseTests {
+    static func open() async throws -> Store {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-test-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = try await TestDatabase.prepare(in: directory) + "?max_connections=1"
+        let store = try await Store.open(path: path, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        try await store.transaction { data in try await data.customers.insert(CustomerRecord.new(id: "cus_a", livemode: false, at: 0)) }
+        return store
+    }
+
+    static func lookUp(_ db: any SQLDatabase) async throws -> [String] {
+        try await db.select().column("id").from("customers").where("id", .equal, "cus_a").all().map { try $0.decode(column: "id", as: String.self) }
+    }
+
+    /// The statements this connection has prepared: their text and how often each was run.
+    static func prepared(_ store: Store) async throws -> [(statement: String, runs: Int)] {
+        try await store.sqlTransaction { db in
+            try await db.raw("SELECT statement, generic_plans + custom_plans AS runs FROM pg_prepared_statements WHERE name LIKE 'savedesk_%'")
+                .all().map { (try $0.decode(column: "statement", as: String.self), try $0.decode(column: "runs", as: Int.self)) }
+        }
+    }
+
+    @Test func aStatementAskedAgainIsRunAsPreparedOnItsConnection() async throws {
+        let store = try await Self.open()
+        for _ in 0..<3 { #expect(try await store.sqlTransaction(key: "customer:cus_a") { db in try await Self.lookUp(db) } == ["cus_a"]) }
+        let prepared = try await Self.prepared(store)
+        await store.close()
+        let lookup = prepared.filter { $0.statement.contains(#"FROM "customers""#) }
+        #expect(lookup.count == 1 && lookup.first?.runs == 3, "\(prepared)")
+    }
+
+    /// A statement's name holds its values' types: one first run with NULL (PostgreSQL then takes
+    /// the column's type, a 4-byte integer here) does not bind a later 8-byte integer to it.
+    @Test func theSameTextWithValuesOfAnotherTypeIsAStatementOfItsOwn() async throws {
+        let store = try await Self.open()
+        try await store.sqlTransaction { db in try await db.raw("CREATE TABLE scratch (n INTEGER)").run() }
+        for value in [nil, 7, nil, 8] as [Int?] {
+            try await store.sqlTransaction { db in try await db.insert(into: "scratch").columns("n").values(SQLBind(value)).run() }
+        }
+        let stored = try await store.sqlRead { db in try await db.raw("SELECT n FROM scratch ORDER BY n").all().map { try $0.decode(column: "n", as: Int?.self) } }
+        await store.close()
+        #expect(stored == [7, 8, nil, nil])
+    }
+
+    /// A statement first asked inside a transaction that an error already aborted fails to
+    /// prepare, and PostgresNIO keeps that failure for its name on the connection. The connection
+    /// is closed, so the next transaction (on a fresh one) runs the statement.
+    @Test func aStatementThatFailedToPrepareDoesNotSpoilItsNameForLater() async throws {
+        let store = try await Self.open()
+        await #expect(throws: (any Error).self) {
+            try await store.sqlTransaction { db in
+                _ = try? await db.raw("SELECT 1 / 0").run()
+                return try await Self.lookUp(db)
+            }
+        }
+        let later = try await store.sqlTransaction { db in try await Self.lookUp(db) }
+        await store.close()
+        #expect(later == ["cus_a"])
+    }
+}
