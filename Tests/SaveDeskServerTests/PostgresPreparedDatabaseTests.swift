@@ -41,6 +41,19 @@ struct PostgresPreparedDatabaseTests {
         #expect(lookup.count == 1 && lookup.first?.runs == 3, "\(prepared)")
     }
 
+    /// A transaction's body runs on its connection's event loop, where PostgresNIO writes each
+    /// statement and reads its answer: no thread is woken per statement.
+    @Test func aTransactionRunsOnItsConnectionsEventLoop() async throws {
+        let store = try await Self.open()
+        let onLoop = try await store.sqlTransaction { db in
+            let before = db.eventLoop.inEventLoop
+            _ = try await Self.lookUp(db)
+            return before && db.eventLoop.inEventLoop
+        }
+        await store.close()
+        #expect(onLoop)
+    }
+
     /// A statement's name holds its values' types: one first run with NULL (PostgreSQL then takes
     /// the column's type, a 4-byte integer here) does not bind a later 8-byte integer to it.
     @Test func theSameTextWithValuesOfAnotherTypeIsAStatementOfItsOwn() async throws {

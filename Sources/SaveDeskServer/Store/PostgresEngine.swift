@@ -211,7 +211,11 @@ final class PostgresEngine: StoreEngine {
                 group.addTask {
                     UnsafeTransfer(try await client.withConnection { connection in
                         leased.set()
-                        return try await work.value(connection)
+                        // On the connection's event loop: each statement is written and its answer
+                        // read there, and the body goes on there, without waking another thread.
+                        return try await withTaskExecutorPreference(EventLoopExecutor(connection.eventLoop)) {
+                            try await work.value(connection)
+                        }
                     })
                 }
                 group.addTask {
@@ -228,6 +232,19 @@ final class PostgresEngine: StoreEngine {
                 }
                 throw CancellationError()
             }
+        }
+    }
+
+    /// Runs a task's jobs on an event loop (a connection's): a task preferring it runs its body
+    /// there between statements, where PostgresNIO writes them and reads their answers.
+    final class EventLoopExecutor: TaskExecutor {
+        private let loop: any EventLoop
+
+        init(_ loop: any EventLoop) { self.loop = loop }
+
+        func enqueue(_ job: consuming ExecutorJob) {
+            let job = UnownedJob(job)
+            loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
         }
     }
 
