@@ -20,7 +20,7 @@ import Synchronization
 /// Bounded: at most `limit` texts are named by an engine (each is kept on every connection that
 /// ran it); past that, for a schema statement, and for a value PostgresNIO has no encoding of
 /// its own for, a statement goes unnamed through PostgresKit as before.
-struct PostgresPreparedDatabase: SQLDatabase {
+struct PostgresPreparedDatabase: AsyncSQLDatabase {
     let connection: PostgresConnection
     let names: PreparedNames
     let logger: Logger
@@ -31,7 +31,20 @@ struct PostgresPreparedDatabase: SQLDatabase {
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
         let (sql, binds) = serialize(query)
-        guard Self.planned(sql) else { return try await connection.sql(queryLogLevel: nil).execute(sql: query, onRow) }
+        guard let (name, bindings) = try named(sql, binds) else {
+            return try await connection.sql(queryLogLevel: nil).execute(sql: query, onRow)
+        }
+        try await Named.$current.withValue(Named.Text(name: name, sql: sql)) {
+            for try await row in try await connection.execute(Named(bindings: bindings), logger: logger) {
+                onRow(row.sql())
+            }
+        }
+    }
+
+    /// The name `sql` runs under with `binds` and the values bound, or nil: it goes unnamed (a
+    /// schema statement, a value PostgresNIO has no encoding of its own for, past the bound).
+    private func named(_ sql: String, _ binds: [any Encodable & Sendable]) throws -> (String, PostgresBindings)? {
+        guard Self.planned(sql) else { return nil }
         var bindings = PostgresBindings(capacity: binds.count)
         var types = ""
         for bind in binds {
@@ -43,23 +56,10 @@ struct PostgresPreparedDatabase: SQLDatabase {
                 try bindings.append(value, context: .default)
                 types += " \(value.psqlType.rawValue)"
             } else {
-                return try await connection.sql(queryLogLevel: nil).execute(sql: query, onRow)
+                return nil
             }
         }
-        guard let name = names.name(of: sql, types: types) else {
-            return try await connection.sql(queryLogLevel: nil).execute(sql: query, onRow)
-        }
-        try await Named.$current.withValue(Named.Text(name: name, sql: sql)) {
-            for try await row in try await connection.execute(Named(bindings: bindings), logger: logger) {
-                onRow(row.sql())
-            }
-        }
-    }
-
-    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
-        let promise = eventLoop.makePromise(of: Void.self)
-        promise.completeWithTask { try await execute(sql: query, onRow) }
-        return promise.futureResult
+        return names.name(of: sql, types: types).map { ($0, bindings) }
     }
 
     /// Whether PostgreSQL plans `sql` (a query or a change of rows), so preparing it saves work.
@@ -123,8 +123,6 @@ final class PreparedNames: Sendable {
             return name
         }
     }
-
-    var count: Int { table.withLock { $0.count } }
 }
 
 /// Any optional, to look inside one whose wrapped type is not known.

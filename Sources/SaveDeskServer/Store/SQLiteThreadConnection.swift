@@ -312,7 +312,7 @@ struct SQLiteFailure: Error, CustomStringConvertible {
 
 /// A `SQLiteThreadConnection` as SQLKit's database: statements serialized in SQLite's dialect
 /// (with its identifiers quoted by `IdentifierQuote`) and bound with SQLiteKit's encoder.
-struct SQLiteThreadDatabase: SQLDatabase {
+struct SQLiteThreadDatabase: AsyncSQLDatabase {
     let connection: SQLiteThreadConnection
     /// The dialect this value serializes with (its quote keeps state: one serialization at a time).
     let dialect: any SQLDialect
@@ -331,12 +331,6 @@ struct SQLiteThreadDatabase: SQLDatabase {
         let (sql, binds) = SQLiteThreadDatabase(connection: connection).serialize(query)
         let encoder = SQLiteDataEncoder()
         try await connection.run(sql, try binds.map { try encoder.encode($0) }, onRow)
-    }
-
-    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
-        let promise = eventLoop.makePromise(of: Void.self)
-        promise.completeWithTask { try await execute(sql: query, onRow) }
-        return promise.futureResult
     }
 }
 

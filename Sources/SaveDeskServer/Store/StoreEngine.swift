@@ -1,3 +1,4 @@
+import NIOCore
 import SQLKit
 
 /// What the store runs on: the embedded SQLite file or a PostgreSQL database. Both hand the
@@ -27,4 +28,16 @@ protocol StoreEngine: Sendable {
     /// Runs `body` outside any transaction (schema work; tests).
     func exclusive<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T
     func close() async
+}
+
+/// The store's own `SQLDatabase`s, whose statements run in `async` code: the future-returning
+/// `execute` SQLKit also asks for runs that one, completed on the database's event loop.
+protocol AsyncSQLDatabase: SQLDatabase {}
+
+extension AsyncSQLDatabase {
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
+        let promise = eventLoop.makePromise(of: Void.self)
+        promise.completeWithTask { try await execute(sql: query, onRow) }
+        return promise.futureResult
+    }
 }
