@@ -41,6 +41,18 @@ struct PostgresPreparedDatabaseTests {
         #expect(lookup.count == 1 && lookup.first?.runs == 3, "\(prepared)")
     }
 
+    /// A schema statement runs once (a migration's) and is not kept prepared: the store's one
+    /// connection, which ran every migration, holds none.
+    @Test func schemaStatementsAreNotKeptPrepared() async throws {
+        let store = try await Self.open()
+        try await store.sqlTransaction { db in try await db.raw("CREATE TABLE scratch (n BIGINT)").run() }
+        let prepared = try await Self.prepared(store)
+        await store.close()
+        #expect(!prepared.isEmpty, "the migrations' bookkeeping reads are prepared")
+        let schema = prepared.filter { ["CREATE", "ALTER", "DROP"].contains($0.statement.prefix { $0 != " " }.uppercased()) }
+        #expect(schema.isEmpty, "\(schema.count) kept, as \(schema.prefix(3).map(\.statement))")
+    }
+
     /// A transaction's body runs on its connection's event loop, where PostgresNIO writes each
     /// statement and reads its answer: no thread is woken per statement.
     @Test func aTransactionRunsOnItsConnectionsEventLoop() async throws {
