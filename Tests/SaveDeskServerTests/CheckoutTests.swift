@@ -105,11 +105,13 @@ struct CheckoutTests {
     @Test func aConcurrentCreationForTheSameUserAndProductIs409WithRetryAfter() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
-        // Hold the store so the first creation stays in flight while the others arrive.
+        // Hold the customer's change lock, so the first creation stays in flight while the others
+        // arrive (on PostgreSQL `exclusive` holds nothing: the first could finish before the last
+        // arrived, and that one was then a creation of its own).
         let (entered, enteredSignal) = AsyncStream<Void>.makeStream()
         let (release, releaseSignal) = AsyncStream<Void>.makeStream()
         let holder = Task {
-            try await server.running.store.exclusive { _ in
+            try await server.running.store.transaction(key: "customer:cus_chloe") { _ in
                 enteredSignal.yield()
                 for await _ in release { break }
             }
