@@ -17,6 +17,8 @@ public final class TUIRunner<B: Backend & EventSource> {
     private var redrawScheduled = false
     /// Frames drawn so far: a change already drawn by a later frame needs no frame of its own.
     private var framesDrawn = 0
+    /// The app is handling a key (or click, or resize); a frame follows.
+    private var handlingEvent = false
     private var finished: CheckedContinuation<Int32, Never>?
     private var exitCode: Int32 = 0
     private var timer: DispatchSourceTimer?
@@ -50,7 +52,9 @@ public final class TUIRunner<B: Backend & EventSource> {
 
     func handle(_ event: KeyEvent) {
         if case .resize = event { terminal.invalidate() }
+        handlingEvent = true
         app.handle(event)
+        handlingEvent = false
         if app.wantsQuit { quit(code: 0) } else { redraw() }
     }
 
@@ -60,12 +64,16 @@ public final class TUIRunner<B: Backend & EventSource> {
         redrawScheduled = false
         framesDrawn += 1
         let drawn = framesDrawn
-        let frame = withObservationTracking {
-            app.render(width: terminal.size.width, height: terminal.size.height)
+        // Drawn inside the tracked closure: the frame goes out before Observation installs the
+        // tracking of what it read (a key's frame reaches the terminal that much sooner).
+        withObservationTracking {
+            terminal.draw(app.render(width: terminal.size.width, height: terminal.size.height))
         } onChange: { [weak self] in
+            // A change a key makes (on this thread, while the app handles it) is drawn by that
+            // key's frame, which follows: nothing to schedule, and no extra turn of the loop.
+            if Thread.isMainThread, MainActor.assumeIsolated({ self?.handlingEvent ?? false }) { return }
             DispatchQueue.main.async { MainActor.assumeIsolated { self?.scheduleRedraw(after: drawn) } }
         }
-        terminal.draw(frame)
     }
 
     /// A value the frame `drawn` read has changed: draw again, unless a later frame (a key's)

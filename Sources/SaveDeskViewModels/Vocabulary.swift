@@ -10,6 +10,7 @@ public typealias CancelFlowQuestion = CancelFlow.Question
 public typealias CustomerAction = CustomerActions.Action
 public typealias CustomerActionKind = CustomerActions.Kind
 public typealias AppStoreEvent = Wire.AppStoreEvent
+public typealias CustomerSummary = Wire.CustomerSummary
 public typealias LifecycleWarning = Lifecycle.WarningLevel
 public typealias CancelFlowSwitchTerms = CancelFlow.RetentionPlan.SwitchTerms
 

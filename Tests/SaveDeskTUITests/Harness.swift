@@ -46,15 +46,16 @@ struct Harness {
         return Harness(running: running, directory: directory, app: app)
     }
 
-    /// Writes generated customers straight into the server's database, one per name.
-    nonisolated func addCustomers(named names: [String]) async throws {
+    /// Writes generated customers straight into the server's database, one per name (ids: the
+    /// prefix and the index).
+    nonisolated func addCustomers(named names: [String], idPrefix: String = "cus_many_") async throws {
         let store = try await Store.open(path: directory.appendingPathComponent("savedesk.sqlite").path,
                                          logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         do {
             try await store.transaction(key: "test") { data in
                 for (index, name) in names.enumerated() {
                     try await data.customers.insert(CustomerRecord(
-                        id: "cus_many_\(index)", name: name, email: "n\(index)@many.example", country: nil,
+                        id: "\(idPrefix)\(index)", name: name, email: "n\(index)@many.example", country: nil,
                         createdAt: 1_700_000_000, cardFailing: false, kind: .generated
                     ))
                 }

@@ -38,6 +38,36 @@ struct ScreenSnapshotTests {
         #expect(h.text().contains("202 generated customers \u{00B7} page 1 of 11"))
     }
 
+    /// The home list's rows are built once for a page and kept, so a selection move only redraws:
+    /// they follow the search, the page and the width (ids cut to 14 columns, whole up to 20 from
+    /// 100 columns on).
+    @Test func theHomeListsRowsFollowTheSearchThePageAndTheWidth() async throws {
+        let h = try await Harness.start()
+        defer { Task { await h.stop() } }
+        try await h.addCustomers(named: (0..<30).map { "Zed Quill \($0)" }, idPrefix: "cus_imported_00000")
+        func names(_ width: Int = 80) -> Set<String> {
+            Set(h.text(width, 24).matches(of: /Zed Quill \d+/).map { String($0.output) })
+        }
+        func ids(_ width: Int) -> [String] {
+            h.text(width, 24).split(separator: "\n").compactMap { $0.split(separator: " ").first { $0.hasPrefix("cus_im") }.map(String.init) }
+        }
+        #expect(names().isEmpty)
+        await h.type("quill")
+        let first = names()
+        #expect(first.count == 19, "a page of 20 in 19 rows: \(h.text())")
+        #expect(!ids(80).isEmpty && ids(80).allSatisfy { $0.count == 14 && $0.contains("\u{2026}") }, "\(ids(80))")
+        #expect(!ids(120).isEmpty && ids(120).allSatisfy { $0.hasPrefix("cus_imported_00000") && !$0.contains("\u{2026}") }, "\(ids(120))")
+        #expect(ids(80).allSatisfy { $0.count == 14 && $0.contains("\u{2026}") }, "back to 80 columns: \(ids(80))")
+        await h.press(.down, .down)
+        #expect(names() == first, "a move keeps the page's rows")
+        await h.press(.character("]"))
+        #expect(h.text().contains("page 2 of 2"), "\(h.text())")
+        #expect(names().count == 10 && names().isDisjoint(with: first), "\(names())")
+        await h.press(.character("/"))
+        await h.type("n7@many.example")
+        #expect(names() == ["Zed Quill 7"], "\(h.text())")
+    }
+
     /// A search that matches more than the server counts: the footer says "1000+".
     @Test func aSearchPastTheCapSaysSoInTheFooter() async throws {
         let h = try await Harness.start()

@@ -224,4 +224,26 @@ struct CuttingTextTests {
         #expect(last.hasSuffix("1\u{2013}3 of 5"), "\(last)")
         #expect(last.contains("row number 3") && last.contains("\u{2026} 1\u{2013}3"), "\(last)")
     }
+
+    /// A row is drawn without building " " + text; it must come out as Line(" " + text) did, at
+    /// every width, for text that fits, text cut with "…", wide and combined graphemes, and a
+    /// style of its own.
+    @Test func aListsRowsAreTheLinesTheyStandFor() {
+        let theme = Theme.builtInDefault
+        let texts = ["Ava Thompson", "", "cus_ava  Try: the web cancel flow", "日本語のお客様", "e\u{301}te\u{301} 🇫🇷 café", "1234567890"]
+        let items = texts.enumerated().map { ListView.Item($1, style: $0 == 2 ? theme[.muted] : nil) }
+        for width in 0...24 {
+            let rect = Rect(x: 1, y: 0, width: width, height: texts.count)
+            var drawn = Frame(width: 26, height: texts.count)
+            ListView(items, selected: 3, theme: theme, hitPrefix: "r.").render(in: rect, frame: &drawn)
+            var expected = Frame(width: 26, height: texts.count)
+            for (index, item) in items.enumerated() {
+                let line = rect.row(index)
+                expected.buffer.put(index == 3 ? "\u{25B8}" : " ", x: line.x, y: line.y, style: index == 3 ? theme[.marker] : theme[.text])
+                expected.render(Line(" " + item.text, style: item.style ?? theme[.text], truncates: true),
+                                in: Rect(x: line.x + 1, y: line.y, width: max(0, line.width - 1), height: 1))
+            }
+            #expect(drawn.buffer == expected.buffer, "width \(width):\n\(drawn.buffer.lines.joined(separator: "\n"))\n--\n\(expected.buffer.lines.joined(separator: "\n"))")
+        }
+    }
 }

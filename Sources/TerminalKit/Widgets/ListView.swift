@@ -38,13 +38,22 @@ public struct ListView: Widget {
         let position = items.count > rect.height && rect.width > 0
             ? "\(start + 1)\u{2013}\(min(items.count, start + rect.height)) of \(items.count)" : nil
         let positionWidth = position.map { CharacterWidth.of($0) + 1 } ?? 0
+        let (textStyle, markerStyle) = (theme[.text], theme[.marker])
         for (row, index) in (start..<min(items.count, start + rect.height)).enumerated() {
             let line = rect.row(row)
             let isSelected = index == selected
             let room = line.width - 1 - (line.y == rect.maxY - 1 ? positionWidth : 0)
-            frame.buffer.put(isSelected ? "\u{25B8}" : " ", x: line.x, y: line.y, style: isSelected ? theme[.marker] : theme[.text])
-            frame.render(Line(" " + items[index].text, style: items[index].style ?? theme[.text], truncates: true),
-                         in: Rect(x: line.x + 1, y: line.y, width: max(0, room), height: 1))
+            frame.buffer.put(isSelected ? "\u{25B8}" : " ", x: line.x, y: line.y, style: isSelected ? markerStyle : textStyle)
+            let item = items[index], area = Rect(x: line.x + 1, y: line.y, width: max(0, room), height: 1)
+            if area.width >= 2 {
+                // A space, then the text cut with "…" to the rest: what Line(" " + text) draws,
+                // without building that string for every row of every frame.
+                let style = item.style ?? textStyle
+                frame.buffer.put(" ", x: area.x, y: area.y, style: style, clip: area)
+                frame.buffer.put(CharacterWidth.truncate(item.text, to: area.width - 1), x: area.x + 1, y: area.y, style: style, clip: area)
+            } else {
+                frame.render(Line(" " + item.text, style: item.style ?? textStyle, truncates: true), in: area)
+            }
             frame.hit(line, "\(hitPrefix)\(index)")
         }
         if let position {
