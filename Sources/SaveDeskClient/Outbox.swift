@@ -98,9 +98,15 @@ public final class Outbox: Sendable {
     /// The waiting calls, oldest first. A file that cannot be read is set aside with the reason.
     public func pending() -> [Item] { waiting().map(\.item) }
 
+    /// How many calls wait, counted by their files alone (none is read or decoded): what the
+    /// console's status bar shows, several times a second, however long the backlog.
+    public var waitingCount: Int { Self.jsonFiles(in: directory) }
+
     /// How many calls were set aside in `rejected/` (refused by the server, or unreadable).
-    public var rejectedCount: Int {
-        ((try? FileManager.default.contentsOfDirectory(atPath: rejectedDirectory.path)) ?? []).filter { $0.hasSuffix(".json") }.count
+    public var rejectedCount: Int { Self.jsonFiles(in: rejectedDirectory) }
+
+    private static func jsonFiles(in folder: URL) -> Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".json") }.count
     }
 
     private func waiting() -> [(file: URL, item: Item)] {

@@ -79,8 +79,7 @@ public final class AppModel {
         // sk_test_…, pk_test_…, zs_pk_test_…: split and compare, not `contains("_test_")`, which
         // goes through NSString (or the regex engine's firstRange), pages the console never needs.
         isTestMode = key.split(separator: "_").contains("test")
-        outboxWaiting = outbox.pending().count
-        outboxRejected = outbox.rejectedCount
+        (outboxWaiting, outboxRejected) = Self.outboxCounts(outbox)
         client.onReachabilityChange { [weak self] reachable in
             Task { @MainActor in self?.noteReachable(reachable) }
         }
@@ -140,18 +139,27 @@ public final class AppModel {
     }
 
     /// Refreshes `outboxWaiting` and `outboxRejected` from disk.
-    public func refreshOutbox() {
-        let waiting = client.outbox?.pending().count ?? 0
-        if waiting != outboxWaiting { outboxWaiting = waiting }
-        let rejected = client.outbox?.rejectedCount ?? 0
-        if rejected != outboxRejected { outboxRejected = rejected }
+    public func refreshOutbox() { show(outboxCounts: Self.outboxCounts(client.outbox)) }
+
+    /// The outbox's waiting and set-aside calls, counted by their files (nothing is read).
+    nonisolated static func outboxCounts(_ outbox: Outbox?) -> (waiting: Int, rejected: Int) {
+        (outbox?.waitingCount ?? 0, outbox?.rejectedCount ?? 0)
     }
 
+    private func show(outboxCounts counts: (waiting: Int, rejected: Int)) {
+        if counts.waiting != outboxWaiting { outboxWaiting = counts.waiting }
+        if counts.rejected != outboxRejected { outboxRejected = counts.rejected }
+    }
+
+    /// Counts the outbox four times a second off the main actor (the folders are listed on a
+    /// thread of the pool), so a key is never kept waiting behind a listing.
     private func watchOutbox() {
         outboxWatch?.cancel()
-        outboxWatch = Task { [weak self] in
+        let outbox = client.outbox
+        outboxWatch = Task.detached { [weak self] in
             while !Task.isCancelled {
-                self?.refreshOutbox()
+                let counts = Self.outboxCounts(outbox)
+                await self?.show(outboxCounts: counts)
                 try? await Task.sleep(for: .milliseconds(250))
             }
         }

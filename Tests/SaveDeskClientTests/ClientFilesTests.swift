@@ -79,6 +79,19 @@ struct ClientFilesTests {
         #expect(reasons.count == 2)
     }
 
+    /// The status bar's count (several times a second) lists the folder and reads nothing: a
+    /// damaged file is counted where it lies, and only a delivery pass, or `pending`, sets it aside.
+    @Test func theWaitingCountListsTheFolderAndReadsNoItem() async throws {
+        let directory = Self.folder()
+        let outbox = try Outbox(directory: directory)
+        for _ in 0..<3 { try outbox.enqueue(.cancelFlowResponse, body: Self.response) }
+        try Data("not json".utf8).write(to: directory.appendingPathComponent("00000000000000000001-0-0.json"))
+        #expect(outbox.waitingCount == 4 && outbox.rejectedCount == 0)
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("00000000000000000001-0-0.json").path))
+        #expect(outbox.pending().count == 3)
+        #expect(outbox.waitingCount == 3 && outbox.rejectedCount == 1)
+    }
+
     @Test func anUnreadableSyncQueueIsKeptAsideAndWriteFailuresAreReported() throws {
         let file = Self.folder().appendingPathComponent("storekit-sync-queue.json")
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
