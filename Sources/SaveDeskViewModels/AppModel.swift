@@ -159,7 +159,7 @@ public final class AppModel {
         outboxWatch = Task.detached { [weak self] in
             while !Task.isCancelled {
                 let counts = Self.outboxCounts(outbox)
-                await self?.show(outboxCounts: counts)
+                if await self?.show(outboxCounts: counts) == nil { return }  // the model is gone
                 try? await Task.sleep(for: .milliseconds(250))
             }
         }
