@@ -100,19 +100,18 @@ public final class Outbox: Sendable {
 
     /// How many calls wait, counted by their files alone (none is read or decoded): what the
     /// console's status bar shows, several times a second, however long the backlog.
-    public var waitingCount: Int { Self.jsonFiles(in: directory) }
+    public var waitingCount: Int { Self.jsonFiles(in: directory).count }
 
     /// How many calls were set aside in `rejected/` (refused by the server, or unreadable).
-    public var rejectedCount: Int { Self.jsonFiles(in: rejectedDirectory) }
+    public var rejectedCount: Int { Self.jsonFiles(in: rejectedDirectory).count }
 
-    private static func jsonFiles(in folder: URL) -> Int {
-        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".json") }.count
+    /// The names of a folder's items (its `.json` files).
+    private static func jsonFiles(in folder: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".json") }
     }
 
     private func waiting() -> [(file: URL, item: Item)] {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
-            .filter { $0.hasSuffix(".json") }.sorted()
-        return names.compactMap { name in
+        Self.jsonFiles(in: directory).sorted().compactMap { name in
             let file = directory.appendingPathComponent(name)
             guard let data = FileManager.default.contents(atPath: file.path) else { return nil }  // delivered meanwhile
             do {

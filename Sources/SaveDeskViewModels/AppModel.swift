@@ -96,7 +96,7 @@ public final class AppModel {
         guard let outbox = client.outbox else { return }
         let client = client
         let delivery = Task { _ = await outbox.deliver(using: client, ignoringBackoff: true) }
-        while !outbox.pending().isEmpty, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        while outbox.waitingCount > 0, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
         delivery.cancel()
         refreshOutbox()
     }
