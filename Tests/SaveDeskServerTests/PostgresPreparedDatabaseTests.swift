@@ -41,6 +41,37 @@ struct PostgresPreparedDatabaseTests {
         #expect(lookup.count == 1 && lookup.first?.runs == 3, "\(prepared)")
     }
 
+    /// A keyed transaction's own two statements, its key's session lock and the release, are
+    /// prepared too: PostgreSQL parsed and planned each on every change.
+    @Test func aKeyedTransactionsLockAndReleaseAreRunAsPrepared() async throws {
+        let store = try await Self.open()
+        for _ in 0..<3 { _ = try await store.sqlTransaction(key: "customer:cus_a") { db in try await Self.lookUp(db) } }
+        let prepared = try await Self.prepared(store)
+        await store.close()
+        let lock = prepared.filter { $0.statement.contains("pg_advisory_lock(") }
+        let release = prepared.filter { $0.statement.contains("pg_advisory_unlock_all()") }
+        #expect(lock.count == 1 && lock.first?.runs == 3, "\(prepared)")
+        #expect(release.count == 1 && release.first?.runs == 3, "\(prepared)")
+    }
+
+    /// A lookup (the fingerprint an Idempotency-Key is bound to, read before every change) is
+    /// prepared like a transaction's statement; any other read (a search, a range of days) is
+    /// planned on each run for its values.
+    @Test func aLookupIsRunAsPreparedAndOtherReadsAreNot() async throws {
+        let store = try await Self.open()
+        for _ in 0..<3 {
+            _ = try await store.lookup { data in
+                try await data.idempotency.fingerprint(key: "k", operation: "submitCancelFlowResponse", principal: "app", storedAfter: 0)
+            }
+            _ = try await store.read { data in try await data.customers.find(id: "cus_a") }
+        }
+        let prepared = try await Self.prepared(store)
+        await store.close()
+        let lookup = prepared.filter { $0.statement.contains(#"FROM "idempotency_records""#) }
+        #expect(lookup.count == 1 && lookup.first?.runs == 3, "\(prepared)")
+        #expect(!prepared.contains { $0.statement.contains(#"FROM "customers""#) }, "\(prepared)")
+    }
+
     /// A schema statement runs once (a migration's) and is not kept prepared: the store's one
     /// connection, which ran every migration, holds none.
     @Test func schemaStatementsAreNotKeptPrepared() async throws {

@@ -149,7 +149,7 @@ struct ChangeTransaction: Sendable {
     /// middleware refuses a different request before anything else is checked).
     func storedFingerprint(key: String, operation: String, principal: String) async throws -> String? {
         let cutoff = clock.server.now().unixSeconds - Self.idempotencyLifetime
-        return try await store.read { data in
+        return try await store.lookup { data in
             try await data.idempotency.fingerprint(key: key, operation: operation, principal: principal, storedAfter: cutoff)
         }
     }

@@ -102,8 +102,29 @@ final class PostgresEngine: StoreEngine {
     }
 
     func read<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
+        try await read(prepared: false, body)
+    }
+
+    /// A read of a few rows by their key (an Idempotency-Key's fingerprint, looked up before every
+    /// change): its statements are prepared as a transaction's are (`PostgresPreparedDatabase`),
+    /// so PostgreSQL binds and runs them without parsing and planning them each time. Other
+    /// reads (searches, ranges of days) stay unnamed: each is planned for its own values.
+    func lookup<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
+        try await read(prepared: true, body)
+    }
+
+    private func read<T>(prepared: Bool, _ body: (any SQLDatabase) async throws -> T) async throws -> T {
         do {
-            return try await withConnection { connection in try await body(connection.sql(queryLogLevel: nil)) }
+            return try await withConnection { connection in
+                guard prepared else { return try await body(connection.sql(queryLogLevel: nil)) }
+                do {
+                    return try await body(PostgresPreparedDatabase(connection: connection, names: names, logger: logger))
+                } catch {
+                    // A statement whose name cannot be used on this connection again: a fresh one.
+                    if PostgresPreparedDatabase.spoilsConnection(error) { try? await connection.close() }
+                    throw error
+                }
+            }
         } catch {
             throw Self.unavailable(error) ?? error
         }
@@ -150,7 +171,7 @@ final class PostgresEngine: StoreEngine {
                 return try await withConnection { connection in
                     let outcome: Result<T, any Error>
                     do {
-                        for key in keys { try await connection.query("SELECT pg_advisory_lock(hashtextextended(\(key), 0))", logger: logger) }
+                        for key in keys { try await run(KeyLock(key: key), on: connection) }
                         let db = PostgresPreparedDatabase(connection: connection, names: names, logger: logger)
                         let prior = try await prelude(db)
                         try await connection.query("BEGIN ISOLATION LEVEL SERIALIZABLE", logger: logger)
@@ -169,7 +190,7 @@ final class PostgresEngine: StoreEngine {
                     if !keys.isEmpty {
                         do {
                             // Every key taken (some, if one was not granted in time).
-                            try await connection.query("SELECT pg_advisory_unlock_all()", logger: logger)
+                            try await run(KeyUnlock(), on: connection)
                         } catch {
                             // A lock left on a pooled connection would stall its key for good: close
                             // the connection, and PostgreSQL drops its locks with it.
@@ -191,6 +212,37 @@ final class PostgresEngine: StoreEngine {
                 attempt += 1
             }
         }
+    }
+
+    /// A transaction's session lock on one of its keys, and the release of all it took: the two
+    /// statements of every change besides its own, prepared once per connection (sent unnamed,
+    /// PostgreSQL parsed and planned them on each change).
+    struct KeyLock: PostgresPreparedStatement {
+        static let name = "savedesk_key_lock"
+        static let sql = "SELECT pg_advisory_lock(hashtextextended($1, 0))"
+        static let bindingDataTypes: [PostgresDataType] = [.text]
+        let key: String
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 1)
+            bindings.append(key)
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
+    }
+
+    struct KeyUnlock: PostgresPreparedStatement {
+        static let name = "savedesk_key_unlock"
+        static let sql = "SELECT pg_advisory_unlock_all()"
+
+        func makeBindings() -> PostgresBindings { PostgresBindings() }
+        func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
+    }
+
+    /// Runs a prepared statement whose rows say nothing (they are read and dropped).
+    private func run<Statement: PostgresPreparedStatement>(_ statement: Statement, on connection: PostgresConnection) async throws
+    where Statement.Row == PostgresRow {
+        for try await _ in try await connection.execute(statement, logger: logger) {}
     }
 
     /// How long a call waits for a connection from the pool. While the database cannot be

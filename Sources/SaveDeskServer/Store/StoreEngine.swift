@@ -8,6 +8,9 @@ protocol StoreEngine: Sendable {
     /// Runs `body` where it sees only committed data; a write there fails (SQLite) or runs on its
     /// own (PostgreSQL): services only read in it.
     func read<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T
+    /// `read`, for a few rows by their key, run often (before every change): an engine may keep its
+    /// statements prepared.
+    func lookup<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T
     /// Runs `body` in one transaction, committed before this returns; a body that throws leaves
     /// nothing behind. The body may run more than once (PostgreSQL retries a transaction that
     /// lost a race with another instance), so it does nothing but database work. Transactions
@@ -28,6 +31,10 @@ protocol StoreEngine: Sendable {
     /// Runs `body` outside any transaction (schema work; tests).
     func exclusive<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T
     func close() async
+}
+
+extension StoreEngine {
+    func lookup<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await read(body) }
 }
 
 /// The store's own `SQLDatabase`s, whose statements run in `async` code: the future-returning
