@@ -54,8 +54,8 @@ struct PostgresPreparedDatabaseTests {
         #expect(release.count == 1 && release.first?.runs == 3, "\(prepared)")
     }
 
-    /// A lookup (the fingerprint an Idempotency-Key is bound to, read before every change) is
-    /// prepared like a transaction's statement; any other read (a search, a range of days) is
+    /// A lookup (the fingerprint an Idempotency-Key is bound to, read before every change) and the
+    /// notification after a change are prepared like a transaction's statements; any other read (a search, a range of days) is
     /// planned on each run for its values.
     @Test func aLookupIsRunAsPreparedAndOtherReadsAreNot() async throws {
         let store = try await Self.open()
@@ -64,11 +64,14 @@ struct PostgresPreparedDatabaseTests {
                 try await data.idempotency.fingerprint(key: "k", operation: "submitCancelFlowResponse", principal: "app", storedAfter: 0)
             }
             _ = try await store.read { data in try await data.customers.find(id: "cus_a") }
+            try await store.notify("savedesk_test", payload: "")
         }
         let prepared = try await Self.prepared(store)
         await store.close()
         let lookup = prepared.filter { $0.statement.contains(#"FROM "idempotency_records""#) }
         #expect(lookup.count == 1 && lookup.first?.runs == 3, "\(prepared)")
+        let notification = prepared.filter { $0.statement.contains("pg_notify(") }
+        #expect(notification.count == 1 && notification.first?.runs == 3, "\(prepared)")
         #expect(!prepared.contains { $0.statement.contains(#"FROM "customers""#) }, "\(prepared)")
     }
 

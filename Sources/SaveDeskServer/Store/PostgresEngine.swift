@@ -106,9 +106,10 @@ final class PostgresEngine: StoreEngine {
     }
 
     /// A read of a few rows by their key (an Idempotency-Key's fingerprint, looked up before every
-    /// change): its statements are prepared as a transaction's are (`PostgresPreparedDatabase`),
-    /// so PostgreSQL binds and runs them without parsing and planning them each time. Other
-    /// reads (searches, ranges of days) stay unnamed: each is planned for its own values.
+    /// change; the notification after it): its statements are prepared as a transaction's are
+    /// (`PostgresPreparedDatabase`), so PostgreSQL binds and runs them without parsing and
+    /// planning them each time. Other reads (searches, ranges of days) stay unnamed: each is
+    /// planned for its own values.
     func lookup<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
         try await read(prepared: true, body)
     }

@@ -88,7 +88,8 @@ public final class Store: Sendable {
     func read<T>(_ body: (Repositories) async throws -> T) async throws -> T { try await read(lookup: false, body) }
 
     /// `read`, for a few rows by their key on every change (an Idempotency-Key's fingerprint): on
-    /// PostgreSQL its statements stay prepared (see `PostgresEngine.lookup`).
+    /// PostgreSQL its statements stay prepared (see `PostgresEngine.lookup`), as the commits'
+    /// notification does.
     func lookup<T>(_ body: (Repositories) async throws -> T) async throws -> T { try await read(lookup: true, body) }
 
     private func read<T>(lookup: Bool, _ body: (Repositories) async throws -> T) async throws -> T {
@@ -210,7 +211,7 @@ public final class Store: Sendable {
     /// PostgreSQL: tells every instance listening on `channel` (at once: no transaction).
     func notify(_ channel: String, payload: String) async throws {
         guard kind == .postgres else { return }
-        _ = try await sqlRead { db in try await db.raw("SELECT pg_notify(\(bind: channel), \(bind: payload))").run() }
+        _ = try await engine.lookup { db in try await db.raw("SELECT pg_notify(\(bind: channel), \(bind: payload))").run() }
     }
     func exclusive<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await engine.exclusive(body) }
 

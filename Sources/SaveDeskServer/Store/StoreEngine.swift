@@ -8,8 +8,8 @@ protocol StoreEngine: Sendable {
     /// Runs `body` where it sees only committed data; a write there fails (SQLite) or runs on its
     /// own (PostgreSQL): services only read in it.
     func read<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T
-    /// `read`, for a few rows by their key, run often (before every change): an engine may keep its
-    /// statements prepared.
+    /// `read`, for statements run often whose plan does not depend on their values (a few rows by
+    /// their key before every change, the notification after it): an engine may keep them prepared.
     func lookup<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T
     /// Runs `body` in one transaction, committed before this returns; a body that throws leaves
     /// nothing behind. The body may run more than once (PostgreSQL retries a transaction that
