@@ -147,6 +147,34 @@ struct StoreTests {
         #expect(audited == committed)
     }
 
+    /// A key the API middleware found free is not looked up again before the change's first run
+    /// (a round trip of every change on PostgreSQL). Taken meanwhile (here: by the first request,
+    /// committed before the second's run), the second's answer loses at the key: its run is rolled
+    /// back whole, and its run again reads the first answer and replays it. One change, one audit row.
+    @Test(.enabled(if: TestDatabase.isPostgres)) func aKeyFoundFreeIsNotReadAgainAndOneTakenMeanwhileStillReplays() async throws {
+        let store = try await Self.openWithCustomers(["cus_a"])
+        let changes = ChangeTransaction(store: store, clock: DataClock(server: SystemClock()), settlement: Settlement(config: try TestServer.demoConfig()))
+        var scope = RequestScope(actor: "test", principal: "test", requestId: "req_a", livemode: false)
+        scope.idempotencyKeyFree = true
+        var runs = 0
+        var outputs: [String] = []
+        for attempt in ["first", "second"] {
+            outputs.append(try await changes.mutate(
+                scope, operation: "test.note", request: ["customer": "cus_a"], idempotencyKey: "key-a", customerId: "cus_a", action: "support.note"
+            ) { _, _ in
+                runs += 1
+                return .init(output: attempt, before: nil, after: nil)
+            })
+        }
+        let audited = try await store.sqlRead { db in
+            try await db.raw("SELECT count(*) AS n FROM audit_events WHERE action = 'support.note'").first()?.decode(column: "n", as: Int.self)
+        }
+        await store.close()
+        #expect(outputs == ["first", "first"], "the second request replays the first answer")
+        #expect(runs == 2, "the second change ran once unread, lost at the key, and was not run again")
+        #expect(audited == 1)
+    }
+
     /// Runs one change per customer, with the given Idempotency-Keys, all at once: each change's
     /// body waits until every one has entered its body (later runs pass), so every lookup and
     /// every write overlaps. Returns each change's outcome and how often each body ran.

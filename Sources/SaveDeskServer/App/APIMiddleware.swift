@@ -74,12 +74,14 @@ struct APIMiddleware: ServerMiddleware {
             if request.headerFields[Self.idempotencyHeader] != nil {
                 scope.fingerprint = Self.fingerprint(operation: operationID, metadata: metadata, body: data, parsed: try? parsed?.get())
             }
-            if let key = request.headerFields[Self.idempotencyHeader], let fingerprint = scope.fingerprint,
-                let stored = try await storedFingerprint(key, operationID, scope.principal), stored != fingerprint
-            {
-                throw SaveDeskError.unprocessable(
-                    "this Idempotency-Key was already used with a different request", code: "idempotency_key_reused"
-                )
+            if let key = request.headerFields[Self.idempotencyHeader], let fingerprint = scope.fingerprint {
+                let stored = try await storedFingerprint(key, operationID, scope.principal)
+                if let stored, stored != fingerprint {
+                    throw SaveDeskError.unprocessable(
+                        "this Idempotency-Key was already used with a different request", code: "idempotency_key_reused"
+                    )
+                }
+                scope.idempotencyKeyFree = stored == nil
             }
             if let parsed, let schema = operation.body {
                 switch parsed {

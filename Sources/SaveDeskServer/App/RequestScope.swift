@@ -19,6 +19,10 @@ struct RequestScope: Sendable {
     /// The digest of what the request asks (operation, path parameters, canonical body), which an
     /// Idempotency-Key is bound to.
     var fingerprint: String?
+    /// The API middleware looked the request's Idempotency-Key up and found no answer stored
+    /// within its lifetime (see `ChangeTransaction.recorded`, which then need not look again
+    /// before a change's first run on PostgreSQL).
+    var idempotencyKeyFree = false
     /// An app's call (a publishable key): what it creates is charged to the key's and the
     /// address's budgets. Operators' secret keys and Apple are not.
     var isPublishable = false

@@ -109,8 +109,16 @@ struct ChangeTransaction: Sendable {
         alsoLocking others: [String], _ body: (Repositories) async throws -> (Output, AuditRecord?)
     ) async throws -> (output: Output, replayed: Bool) {
         let fingerprint = try idempotencyKey == nil ? "" : scope.fingerprint ?? Fingerprint.of(request)
+        // On PostgreSQL a key the API middleware found free a moment ago is not read again before
+        // the first run (a round trip of every change): were it taken meanwhile, this run's answer
+        // fails on the answers' primary key as a lost race, nothing of it stays, and the run again
+        // reads the answer here and replays it or refuses the request. SQLite does not run a
+        // transaction again: it reads every time (in its writer's turn, at no round trip's cost).
+        let freeAtFirst = store.kind == .postgres && scope.idempotencyKeyFree
+        var runs = 0
         return try await store.transaction(key: key ?? idempotencyKey.map { "idempotency:" + $0 }, alsoLocking: others, prelude: { data -> IdempotencyAnswer? in
-            guard let idempotencyKey else { return nil }
+            runs += 1
+            guard let idempotencyKey, !(freeAtFirst && runs == 1) else { return nil }
             return try await data.idempotency.find(key: idempotencyKey, operation: operation, principal: scope.principal)
         }) { data, stored in
             if let key = idempotencyKey, let stored {
