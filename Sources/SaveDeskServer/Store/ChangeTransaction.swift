@@ -92,7 +92,9 @@ struct ChangeTransaction: Sendable {
     /// prelude): a request of the same key and the same customer waits for the lock and then reads
     /// the first one's committed answer. The same key used at once for two customers (two locks)
     /// is settled by the answers' primary key: the second insert fails as a lost race, and its
-    /// run again reads the first answer and replays it or refuses the request.
+    /// run again reads the first answer and replays it or refuses the request. On PostgreSQL the
+    /// first run skips the read when the API middleware found the key free (`recorded`): the
+    /// primary key then settles the same customer's repeat the same way.
     func idempotent<Request: Encodable & Sendable, Output: Codable & Sendable>(
         _ scope: RequestScope, operation: String, request: Request, idempotencyKey: String?, key: String? = nil,
         alsoLocking others: [String] = [], _ body: (Repositories) async throws -> Output
