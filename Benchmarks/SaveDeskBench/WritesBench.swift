@@ -6,11 +6,11 @@ import SQLKit
 import SaveDeskServer
 
 /// What one durable mutation costs PostgreSQL: the statements it runs, counted by the server's
-/// own pg_stat_statements (`make bench` starts the cluster with it loaded, planning tracked).
-/// PostgresNIO sends one statement per round trip, so statements are round trips; and how many
-/// of them PostgreSQL planned (and so parsed) on every run: the ones sent unnamed. The jobs that run beside requests
-/// (the funnel's fold, the event hub's heartbeat) are counted apart: a statement run fewer than
-/// once per two mutations is theirs.
+/// own pg_stat_statements (`make bench` starts the cluster with it loaded). PostgresNIO sends one
+/// statement per round trip, so statements are round trips; and how many of them PostgreSQL
+/// planned (and so parsed) on every run: the ones sent unnamed. The jobs that run beside
+/// requests (the funnel's fold, the event hub's heartbeat) are counted apart: a statement run
+/// fewer than once per two mutations is theirs.
 enum WritesBench {
     static func statements(postgresURL: String, baseURL: String, body: @Sendable (Int) -> String, key: String, client: HTTPClient) async {
         let mutations = 200

@@ -85,22 +85,23 @@ public final class Store: Sendable {
     }
 
     /// Reads through the repositories (on a reader connection: never behind a write).
-    func read<T>(_ body: (Repositories) async throws -> T) async throws -> T { try await read(lookup: false, body) }
+    func read<T>(_ body: (Repositories) async throws -> T) async throws -> T {
+        let asked = ContinuousClock.now
+        return try await engine.read { db in try await body(readerRepositories(db, askedAt: asked)) }
+    }
 
     /// `read`, for a few rows by their key on every change (an Idempotency-Key's fingerprint): on
     /// PostgreSQL its statements stay prepared (see `PostgresEngine.lookup`), as the commits'
     /// notification does.
-    func lookup<T>(_ body: (Repositories) async throws -> T) async throws -> T { try await read(lookup: true, body) }
-
-    private func read<T>(lookup: Bool, _ body: (Repositories) async throws -> T) async throws -> T {
+    func lookup<T>(_ body: (Repositories) async throws -> T) async throws -> T {
         let asked = ContinuousClock.now
-        return try await withoutActuallyEscaping(body) { body in
-            let timed: (any SQLDatabase) async throws -> T = { [metrics, kind] db in
-                metrics.readerWait.recordNanoseconds(ServerMetrics.nanoseconds(ContinuousClock.now - asked))
-                return try await body(Repositories(sql: db, kind: kind))
-            }
-            return lookup ? try await engine.lookup(timed) : try await engine.read(timed)
-        }
+        return try await engine.lookup { db in try await body(readerRepositories(db, askedAt: asked)) }
+    }
+
+    /// The repositories over a reader's connection, the wait for it recorded.
+    private func readerRepositories(_ db: any SQLDatabase, askedAt asked: ContinuousClock.Instant) -> Repositories {
+        metrics.readerWait.recordNanoseconds(ServerMetrics.nanoseconds(ContinuousClock.now - asked))
+        return Repositories(sql: db, kind: kind)
     }
 
     /// Changes through the repositories in one transaction. See `StoreEngine.transaction`: `key`
