@@ -305,8 +305,23 @@ struct StoreTests {
     /// and a column the query did not select as nil, a required column missing an error.
     @Test func recordsReadFromRowsAsTheyWereWritten() async throws {
         let store = try await Self.openWithCustomers(["cus_rows"])
-        let full = Self.fullSubscription(id: "sub_full", customerId: "cus_rows", startedAt: 1_000)
-        let bare = Self.bareSubscription(id: "sub_bare", customerId: "cus_rows", startedAt: 3_000)
+        var full = SubscriptionRecord(
+            id: "sub_full", customerId: "cus_rows", productId: "premium_monthly", source: .appStore, status: "grace_period",
+            willRenew: true, isTrial: true, trialType: "free_trial", startedAt: 1_000, currentPeriodEnd: 2_000, trialEndsAt: 1_500,
+            cancelledAt: 1_700, accessUntil: 2_500, cancelReason: "too_expensive", pausedAt: 1_600, pauseResumesAt: 1_900,
+            gracePeriodEndsAt: 2_100, pastDueSince: 1_800, expirationIntent: 2, originalTransactionId: "2000000000000001",
+            priceMicros: 7_990_000, currency: "EUR", updatedAt: 1_999, livemode: false
+        )
+        full.appstoreSignedAt = 1_999_000
+        full.appstoreRenewalSignedAt = 1_998_000
+        full.providerId = "sub_stripe"
+        full.providerSyncedAt = 1_997
+        let bare = SubscriptionRecord(
+            id: "sub_bare", customerId: "cus_rows", productId: "basic_monthly", source: .web, status: "active",
+            willRenew: false, isTrial: false, trialType: nil, startedAt: 3_000, currentPeriodEnd: nil, trialEndsAt: nil,
+            cancelledAt: nil, accessUntil: nil, cancelReason: nil, pausedAt: nil, pauseResumesAt: nil, gracePeriodEndsAt: nil,
+            pastDueSince: nil, expirationIntent: nil, originalTransactionId: nil, priceMicros: 0, currency: "USD", updatedAt: 3_000
+        )
         try await store.transaction { data in
             try await data.ledger.insert(full)
             try await data.ledger.insert(bare)
@@ -326,65 +341,6 @@ struct StoreTests {
             #expect(throws: (any Error).self) { try RowRecord.decode(CustomerRecord.self, from: short) }
         }
         await store.close()
-    }
-
-    /// A change settles its customer's billing first: the customer and its subscriptions come in
-    /// one statement (a round trip of every change on PostgreSQL), read as the two reads it
-    /// replaces read them, every column through the join; the customer is then known to the
-    /// transaction, and a customer it knows already costs its subscriptions' statement alone.
-    @Test func aCustomerAndItsSubscriptionsAreReadByOneStatement() async throws {
-        let store = try await Self.openWithCustomers(["cus_two", "cus_none"])
-        let later = Self.bareSubscription(id: "sub_later", customerId: "cus_two", startedAt: 3_000)
-        let earlier = Self.fullSubscription(id: "sub_earlier", customerId: "cus_two", startedAt: 1_000)
-        try await store.transaction { data in
-            try await data.ledger.insert(later)
-            try await data.ledger.insert(earlier)
-        }
-        try await store.sqlRead { db in
-            let counting = CountingDatabase(db)
-            let data = Repositories(sql: counting, kind: store.kind)
-            let two = try await data.customers.findWithSubscriptions(id: "cus_two")
-            #expect(two.customer == CustomerRecord.new(id: "cus_two", livemode: false, at: 0))
-            #expect(two.subscriptions == [earlier, later], "every field, in the order they started")
-            #expect(counting.statements == 1)
-            #expect(try await data.customers.find(id: "cus_two") == two.customer && counting.statements == 1)
-
-            let none = try await data.customers.findWithSubscriptions(id: "cus_none")
-            #expect(none.customer?.id == "cus_none" && none.subscriptions.isEmpty && counting.statements == 2)
-            let nobody = try await data.customers.findWithSubscriptions(id: "cus_nobody")
-            #expect(nobody.customer == nil && nobody.subscriptions.isEmpty && counting.statements == 3)
-
-            let again = try await data.customers.findWithSubscriptions(id: "cus_two")
-            #expect(again.customer == two.customer && again.subscriptions == [earlier, later] && counting.statements == 4)
-            #expect(try await data.customers.findWithSubscriptions(id: "cus_nobody").customer == nil && counting.statements == 4)
-        }
-        await store.close()
-    }
-
-    /// A subscription with every optional field set (App Store, on Stripe, in grace).
-    static func fullSubscription(id: String, customerId: String, startedAt: Int64) -> SubscriptionRecord {
-        var full = SubscriptionRecord(
-            id: id, customerId: customerId, productId: "premium_monthly", source: .appStore, status: "grace_period",
-            willRenew: true, isTrial: true, trialType: "free_trial", startedAt: startedAt, currentPeriodEnd: 2_000, trialEndsAt: 1_500,
-            cancelledAt: 1_700, accessUntil: 2_500, cancelReason: "too_expensive", pausedAt: 1_600, pauseResumesAt: 1_900,
-            gracePeriodEndsAt: 2_100, pastDueSince: 1_800, expirationIntent: 2, originalTransactionId: "2000000000000001",
-            priceMicros: 7_990_000, currency: "EUR", updatedAt: 1_999, livemode: false
-        )
-        full.appstoreSignedAt = 1_999_000
-        full.appstoreRenewalSignedAt = 1_998_000
-        full.providerId = "sub_stripe"
-        full.providerSyncedAt = 1_997
-        return full
-    }
-
-    /// A subscription with no optional field set.
-    static func bareSubscription(id: String, customerId: String, startedAt: Int64) -> SubscriptionRecord {
-        SubscriptionRecord(
-            id: id, customerId: customerId, productId: "basic_monthly", source: .web, status: "active",
-            willRenew: false, isTrial: false, trialType: nil, startedAt: startedAt, currentPeriodEnd: nil, trialEndsAt: nil,
-            cancelledAt: nil, accessUntil: nil, cancelReason: nil, pausedAt: nil, pauseResumesAt: nil, gracePeriodEndsAt: nil,
-            pastDueSince: nil, expirationIntent: nil, originalTransactionId: nil, priceMicros: 0, currency: "USD", updatedAt: 3_000
-        )
     }
 
     /// Audit ids: "ev_" and twenty digits, zero-padded, each after the one before it as text.

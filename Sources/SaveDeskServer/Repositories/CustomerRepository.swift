@@ -6,10 +6,6 @@ import Synchronization
 /// Customers, and the operators' search over them.
 protocol CustomerRepository: Sendable {
     func find(id: String) async throws -> CustomerRecord?
-    /// The customer `id` names (as `find`) and its subscriptions, by start (as
-    /// `LedgerRepository.subscriptions(customerId:)`), read by one statement: a change settles
-    /// its customer's billing first, and on PostgreSQL a round trip is most of a read's cost.
-    func findWithSubscriptions(id: String) async throws -> (customer: CustomerRecord?, subscriptions: [SubscriptionRecord])
     /// Reads the customers of `ids` at once (a query per 500), so that `find(id:)` of any of them
     /// asks the database no more in this read or transaction (the import, a batch at a time).
     func prefetch(ids: [String]) async throws
@@ -55,34 +51,6 @@ struct SQLCustomerRepository: CustomerRepository {
         seen[id] = .some(customer)
         return customer
     }
-
-    func findWithSubscriptions(id: String) async throws -> (customer: CustomerRecord?, subscriptions: [SubscriptionRecord]) {
-        if let known = seen[id] {
-            guard known != nil else { return (nil, []) }
-            return (known, try await SQLLedgerRepository(db: db).subscriptions(customerId: id))
-        }
-        // customers.*, then each subscription column as s_<name>: one row per subscription, or
-        // one with null subscription columns when there is none; no row when no customer.
-        let select = db.select().column(SQLColumn(SQLLiteral.all, table: SQLIdentifier("customers")))
-        for column in Self.subscriptionColumns {
-            select.column(SQLColumn(column, table: "subscriptions"), as: "s_" + column)
-        }
-        let rows = try await select.from("customers")
-            .join("subscriptions", method: SQLJoinMethod.left,
-                  on: SQLColumn("customer_id", table: "subscriptions"), .equal, SQLColumn("id", table: "customers"))
-            .where(SQLColumn("id", table: "customers"), .equal, SQLBind(id))
-            .orderBy(SQLColumn("started_at", table: "subscriptions")).orderBy(SQLColumn("id", table: "subscriptions"))
-            .all()
-        let customer = try rows.first.map { try RowRecord.decode(CustomerRecord.self, from: $0) }
-        seen[id] = .some(customer)
-        let subscriptions = try rows.compactMap { row -> SubscriptionRecord? in
-            let columns = PrefixedColumns(row: row, prefix: "s_")
-            return try columns.decodeNil(column: "id") ? nil : RowRecord.decode(SubscriptionRecord.self, from: columns)
-        }
-        return (customer, subscriptions)
-    }
-
-    private static let subscriptionColumns = SubscriptionRecord.CodingKeys.allCases.map(\.rawValue)
 
     func prefetch(ids: [String]) async throws {
         let unseen = ids.filter { seen[$0] == nil }

@@ -119,18 +119,6 @@ enum RowRecord {
     }
 }
 
-/// The columns of `row` whose names start with `prefix`, by their names without it: a joined
-/// table's columns, aliased so that they do not meet the other table's, read as its record.
-struct PrefixedColumns: SQLRow {
-    let row: any SQLRow
-    let prefix: String
-
-    var allColumns: [String] { row.allColumns.compactMap { $0.hasPrefix(prefix) ? String($0.dropFirst(prefix.count)) : nil } }
-    func contains(column: String) -> Bool { row.contains(column: prefix + column) }
-    func decodeNil(column: String) throws -> Bool { try row.decodeNil(column: prefix + column) }
-    func decode<D: Decodable>(column: String, as: D.Type) throws -> D { try row.decode(column: prefix + column, as: D.self) }
-}
-
 extension SQLQueryFetcher {
     /// Every row, as `RowRecord` reads it.
     func all<T: Decodable>(records: T.Type) async throws -> [T] {

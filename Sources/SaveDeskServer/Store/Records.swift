@@ -156,8 +156,8 @@ struct SubscriptionRecord: Codable, Hashable, Sendable {
 
     /// The column names, spelled out: rows decode with `RowRecord` (no key
     /// conversion per column and row, which was a tenth of a busy server's time); encoders that
-    /// convert to snake case leave these names as they are. All of them: a join names them.
-    enum CodingKeys: String, CodingKey, CaseIterable {
+    /// convert to snake case leave these names as they are.
+    enum CodingKeys: String, CodingKey {
         case id, customerId = "customer_id", productId = "product_id", source, status, willRenew = "will_renew"
         case isTrial = "is_trial", trialType = "trial_type", startedAt = "started_at", currentPeriodEnd = "current_period_end"
         case trialEndsAt = "trial_ends_at", cancelledAt = "cancelled_at", accessUntil = "access_until"
