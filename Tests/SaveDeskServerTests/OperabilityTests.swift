@@ -32,6 +32,22 @@ struct OperabilityTests {
         return reply
     }
 
+    /// A request's id (X-Request-Id, its log line, the audit rows it writes) reads as it always
+    /// has: "req_", then 8-4-4 lower-case hex digits whose third group starts with 4, each id
+    /// drawn anew (60 random bits).
+    @Test func requestIdsAreReqAndTheBeginningOfARandomUUID() throws {
+        let shape = try Regex("req_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}")
+        var ids = Set<String>(), digits = Set<Character>()
+        for _ in 0..<2_000 {
+            let id = RequestScope.newRequestId()
+            #expect(id.wholeMatch(of: shape) != nil, "\(id)")
+            ids.insert(id)
+            digits.formUnion(id.dropFirst(4).filter { $0 != "-" })
+        }
+        #expect(ids.count == 2_000)
+        #expect(digits.count == 16, "every hex digit turns up")
+    }
+
     @Test func healthAndReadinessAnswerWithoutAKeyAndSayNothingSensitive() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
