@@ -170,10 +170,11 @@ final class PostgresEngine: StoreEngine {
         while true {
             do {
                 return try await withConnection { connection in
+                    // Every statement prepared once per connection, the key's lock and release too.
+                    let db = PostgresPreparedDatabase(connection: connection, names: names, logger: logger)
                     let outcome: Result<T, any Error>
                     do {
-                        for key in keys { try await run(KeyLock(key: key), on: connection) }
-                        let db = PostgresPreparedDatabase(connection: connection, names: names, logger: logger)
+                        for key in keys { try await db.raw("SELECT pg_advisory_lock(hashtextextended(\(bind: key), 0))").run() }
                         let prior = try await prelude(db)
                         try await connection.query("BEGIN ISOLATION LEVEL SERIALIZABLE", logger: logger)
                         let value = try await body(db, prior)
@@ -191,7 +192,7 @@ final class PostgresEngine: StoreEngine {
                     if !keys.isEmpty {
                         do {
                             // Every key taken (some, if one was not granted in time).
-                            try await run(KeyUnlock(), on: connection)
+                            try await db.raw("SELECT pg_advisory_unlock_all()").run()
                         } catch {
                             // A lock left on a pooled connection would stall its key for good: close
                             // the connection, and PostgreSQL drops its locks with it.
@@ -213,37 +214,6 @@ final class PostgresEngine: StoreEngine {
                 attempt += 1
             }
         }
-    }
-
-    /// A transaction's session lock on one of its keys, and the release of all it took: the two
-    /// statements of every change besides its own, prepared once per connection (sent unnamed,
-    /// PostgreSQL parsed and planned them on each change).
-    struct KeyLock: PostgresPreparedStatement {
-        static let name = "savedesk_key_lock"
-        static let sql = "SELECT pg_advisory_lock(hashtextextended($1, 0))"
-        static let bindingDataTypes: [PostgresDataType] = [.text]
-        let key: String
-
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 1)
-            bindings.append(key)
-            return bindings
-        }
-        func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
-    }
-
-    struct KeyUnlock: PostgresPreparedStatement {
-        static let name = "savedesk_key_unlock"
-        static let sql = "SELECT pg_advisory_unlock_all()"
-
-        func makeBindings() -> PostgresBindings { PostgresBindings() }
-        func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
-    }
-
-    /// Runs a prepared statement whose rows say nothing (they are read and dropped).
-    private func run<Statement: PostgresPreparedStatement>(_ statement: Statement, on connection: PostgresConnection) async throws
-    where Statement.Row == PostgresRow {
-        for try await _ in try await connection.execute(statement, logger: logger) {}
     }
 
     /// How long a call waits for a connection from the pool. While the database cannot be
