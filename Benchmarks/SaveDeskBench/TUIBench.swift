@@ -11,6 +11,9 @@ import Foundation
 ///   the terminal writes whole, where a footer that only changes its count is redrawn in part);
 /// - keypress → flushed frame: from writing a key to the last byte of the frame it causes (the
 ///   frame is over when nothing more arrives for 15 ms; that wait is not counted);
+/// - CPU per move: the time the process's threads ran during the moves (the kernel's schedstat,
+///   in nanoseconds), divided by the moves: what a key costs the app, without the terminal's and
+///   the scheduler's part of the latency;
 /// - bytes written per selection move (↓/↑ in the customer list);
 /// - peak RSS (VmHWM) of the process.
 enum TUIBench {
@@ -21,6 +24,8 @@ enum TUIBench {
         var bytes: [Int]
         var peakRSSKiB: Int
         var failures: Int
+        /// CPU time of the process per selection move, in microseconds.
+        var cpuPerMoveUs: Double
     }
 
     /// One of the apps: how to start it.
@@ -60,6 +65,7 @@ enum TUIBench {
         write(master, "\u{1B}OB")
         drain(master, quietMs: 200)
         var latencies: [Double] = [], bytes: [Int] = [], failures = 0
+        let cpuBefore = cpuNanoseconds(pid)
         for move in 0..<moves {
             // Ten down, ten up; as a terminal in keypad-transmit mode sends them.
             let key = (move / 10).isMultiple(of: 2) ? "\u{1B}OB" : "\u{1B}OA"
@@ -75,12 +81,14 @@ enum TUIBench {
             latencies.append(Double(last.uptimeNanoseconds - sent.uptimeNanoseconds) / 1e6)
             bytes.append(received)
         }
+        let cpuPerMoveUs = Double(cpuNanoseconds(pid) - cpuBefore) / 1_000 / Double(max(1, moves))
         let rss = peakRSS(pid)
         write(master, "q")
         drain(master, quietMs: 300)
         func since(_ time: DispatchTime?) -> Double { time.map { Double($0.uptimeNanoseconds - start.uptimeNanoseconds) / 1e6 } ?? .nan }
         return Result(firstFrameMs: since(first), firstDataMs: since(data),
-                      latenciesMs: latencies.sorted(), bytes: bytes.sorted(), peakRSSKiB: rss, failures: failures)
+                      latenciesMs: latencies.sorted(), bytes: bytes.sorted(), peakRSSKiB: rss, failures: failures,
+                      cpuPerMoveUs: cpuPerMoveUs)
     }
 
     static func elapsed(since start: DispatchTime) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6 }
@@ -120,6 +128,16 @@ enum TUIBench {
 
     static func write(_ fd: Int32, _ text: String) {
         _ = text.withCString { Glibc.write(fd, $0, strlen($0)) }
+    }
+
+    /// The CPU time every thread of `pid` has run so far, in nanoseconds (the first field of each
+    /// `/proc/PID/task/TID/schedstat`; threads that ended are not counted).
+    static func cpuNanoseconds(_ pid: pid_t) -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.reduce(0) { sum, task in
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8)) ?? ""
+            return sum + (Int(stat.split(separator: " ").first ?? "") ?? 0)
+        }
     }
 
     static func peakRSS(_ pid: pid_t) -> Int {
@@ -207,9 +225,10 @@ enum TUIBench {
             func p(_ q: Double) -> Double { latencies[min(latencies.count - 1, Int(Double(latencies.count) * q))] }
             let first = median(results.map(\.firstFrameMs)), data = median(results.map(\.firstDataMs))
             let rss = median(results.map { Double($0.peakRSSKiB) / 1024 })
+            let cpu = median(results.map(\.cpuPerMoveUs))
             let line = subject.name.padding(toLength: 14, withPad: " ", startingAt: 0) + String(
-                format: "%3d×%-3d first frame %6.1f ms (%.1f–%.1f) · with data %6.1f ms (%.1f–%.1f) · key → frame %.2f ms median, %.2f ms p99 · %d bytes per move (median; %d–%d) · peak RSS %.1f MB (%.1f–%.1f) · %d lost",
-                width, height, first.0, first.1, first.2, data.0, data.1, data.2, p(0.5), p(0.99),
+                format: "%3d×%-3d first frame %6.1f ms (%.1f–%.1f) · with data %6.1f ms (%.1f–%.1f) · key → frame %.2f ms median, %.2f ms p99 · CPU %.0f µs per move (median; %.0f–%.0f) · %d bytes per move (median; %d–%d) · peak RSS %.1f MB (%.1f–%.1f) · %d lost",
+                width, height, first.0, first.1, first.2, data.0, data.1, data.2, p(0.5), p(0.99), cpu.0, cpu.1, cpu.2,
                 bytes[bytes.count / 2], bytes.first!, bytes.last!, rss.0, rss.1, rss.2, results.map(\.failures).reduce(0, +))
             return Summary(line: line, dataMedian: data.0, keyMedian: p(0.5), keyP99: p(0.99), bytesMedian: bytes[bytes.count / 2], rssMB: rss.0)
         } catch {
