@@ -325,7 +325,8 @@ print("scenario".padding(toLength: 44, withPad: " ", startingAt: 0) + "  req/s m
 /// machine's neighbours take its cores falls on both sides of the ratio, not on one; every other
 /// scenario alone.
 let chosen = scenarios.filter { parts.contains($0.0) }
-let groups = [chosen.filter { $0.0 == .http }].filter { !$0.isEmpty } + chosen.filter { $0.0 != .http }.map { [$0] }
+let anchored = chosen.filter { $0.0 == .http }
+let groups = (anchored.isEmpty ? [] : [anchored]) + chosen.filter { $0.0 != .http }.map { [$0] }
 for group in groups {
     for (_, scenario, baseURLs) in group {
         _ = await run(Scenario(name: "", method: scenario.method, path: scenario.path, body: scenario.body, headers: scenario.headers),
