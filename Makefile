@@ -6,8 +6,8 @@ export SWIFT_BACKTRACE ?= interactive=no
 # System packages the build and the tests need: curses headers, pkg-config, tmux for the
 # terminal end-to-end tests, SQLite for the store, PostgreSQL (the store's second engine: the
 # tests' second pass, the bench and postgres-demo run it on a throwaway cluster), curl for the
-# fuzz stage.
-APT_PACKAGES := libncurses-dev pkg-config tmux libsqlite3-dev postgresql curl
+# fuzz stage, Valgrind for the console's start order (`make release`, scripts/console-order.sh).
+APT_PACKAGES := libncurses-dev pkg-config tmux libsqlite3-dev postgresql curl valgrind
 
 # A throwaway Python venv (inside .build, never committed) for the tests' Python peers: Apple's
 # App Store Server Library (interop of SaveDesk-signed data), schemathesis (the fuzz stage), the
@@ -21,7 +21,7 @@ VENV_STAMP := $(VENV)/.installed-$(shell echo '$(PYTHON_PACKAGES)' | cksum | cut
 # The bench's own throwaway venv: Textual, the TUI peer (Benchmarks/textual/customers.py).
 BENCH_VENV := .build/bench-python
 
-.PHONY: test build deps bench-deps bench bench-tui demo fuzz fuzz-long postgres-demo test-postgres
+.PHONY: test build deps bench-deps bench bench-tui demo fuzz fuzz-long postgres-demo test-postgres release
 
 # Installs whatever of a list of Debian packages is missing: with apt-get as root, with sudo where
 # it works without a password, otherwise prints the one command to run and stops.
@@ -67,6 +67,23 @@ $(PEERS)/tui-rs: Benchmarks/tui-rs/src/main.rs Benchmarks/tui-rs/Cargo.toml | be
 
 build: deps
 	$(SWIFT) build
+
+# Release builds (`make release`, and the bench's): every function in a section of its own, so the
+# linker can lay out the console's code (below) and leave out more of what nothing calls.
+RELEASE := -c release -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections
+RELEASE_BIN = $$($(SWIFT) build $(RELEASE) --show-bin-path)
+# The console's start laid out together: the functions it runs when it starts, shows the home
+# screen and moves the selection (scripts/console-order.sh: Valgrind's callgrind of such a run on
+# the demo's server) come first in its code, so a start maps a few 64 KB windows of it instead of
+# some 200 (12 MB), and takes as few page faults. Made by each release build, never committed;
+# Package.swift passes it to lld when SAVEDESK_CONSOLE_ORDER names it (only the console relinks).
+CONSOLE_ORDER := .build/console.order
+
+release: deps
+	$(SWIFT) build $(RELEASE) --product savedesk-server
+	$(SWIFT) build $(RELEASE) --product savedesk
+	scripts/console-order.sh $(RELEASE_BIN)/savedesk $(RELEASE_BIN)/savedesk-server $(CONSOLE_ORDER)
+	SAVEDESK_CONSOLE_ORDER=$(abspath $(CONSOLE_ORDER)) $(SWIFT) build $(RELEASE) --product savedesk
 
 # How many tests run at once. Unbounded, Swift Testing starts every test together: on PostgreSQL
 # some 160 servers then seed their databases at once, a seed took over a minute and a test's
@@ -124,19 +141,17 @@ fuzz-long: deps $(VENV_STAMP)
 # counted by pg_stat_statements) and customer search at 100k and 1M, next to a bare Hummingbird
 # route in the same run, each against its goal; the cancel-flow funnel over 10M responses on both
 # engines; the terminal UI next to Textual, Bubble Tea and tui-rs. Release build; a throwaway PostgreSQL cluster.
-bench: deps $(BENCH_VENV)/.installed $(PEERS)/bubbletea $(PEERS)/tui-rs
-	$(SWIFT) build -c release --product savedesk-bench
-	$(SWIFT) build -c release --product savedesk && $(SWIFT) build -c release --product savedesk-server
+bench: release $(BENCH_VENV)/.installed $(PEERS)/bubbletea $(PEERS)/tui-rs
+	$(SWIFT) build $(RELEASE) --product savedesk-bench
 	SAVEDESK_POSTGRES_OPTIONS="-c shared_preload_libraries=pg_stat_statements" \
-	  scripts/with-postgres.sh $$($(SWIFT) build -c release --show-bin-path)/savedesk-bench --seconds 5 --runs 5 --concurrency 16 \
+	  scripts/with-postgres.sh $(RELEASE_BIN)/savedesk-bench --seconds 5 --runs 5 --concurrency 16 \
 	  --textual-python $(abspath $(BENCH_VENV))/bin/python --bubbletea $(abspath $(PEERS))/bubbletea --tui-rs $(abspath $(PEERS))/tui-rs
 
 # The terminal UI figures alone (first frame with data, memory, key to frame, bytes per move),
 # next to the same screen in Textual, Bubble Tea and tui-rs.
-bench-tui: deps $(BENCH_VENV)/.installed $(PEERS)/bubbletea $(PEERS)/tui-rs
-	$(SWIFT) build -c release --product savedesk-bench
-	$(SWIFT) build -c release --product savedesk && $(SWIFT) build -c release --product savedesk-server
-	$$($(SWIFT) build -c release --show-bin-path)/savedesk-bench --tui-only --textual-python $(abspath $(BENCH_VENV))/bin/python \
+bench-tui: release $(BENCH_VENV)/.installed $(PEERS)/bubbletea $(PEERS)/tui-rs
+	$(SWIFT) build $(RELEASE) --product savedesk-bench
+	$(RELEASE_BIN)/savedesk-bench --tui-only --textual-python $(abspath $(BENCH_VENV))/bin/python \
 	  --bubbletea $(abspath $(PEERS))/bubbletea --tui-rs $(abspath $(PEERS))/tui-rs
 
 $(BENCH_VENV)/.installed:

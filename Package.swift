@@ -3,6 +3,12 @@
 // listed as its dependencies here; Tests/ArchitectureTests checks that the sources agree.
 import PackageDescription
 
+/// The console's start laid out together by lld (`make release` sets it): a file of the functions
+/// it runs when it starts, shows the home screen and moves the selection, made by
+/// scripts/console-order.sh from a profiled run. A release link without it lays the code out as
+/// the objects come.
+let consoleOrder = Context.environment["SAVEDESK_CONSOLE_ORDER"]
+
 let package = Package(
     name: "SaveDesk",
     platforms: [.macOS(.v15)],
@@ -152,6 +158,10 @@ let package = Package(
                 // the console.
                 "-Xlinker", "--no-export-dynamic",
             ], .when(platforms: [.linux]))]
+            + (consoleOrder.map { [.unsafeFlags(
+                ["-Xlinker", "--symbol-ordering-file=\($0)", "-Xlinker", "--no-warn-symbol-ordering"],
+                .when(platforms: [.linux], configuration: .release)
+            )] } ?? [])
         ),
         // The backend: serve, config validate, and the demo's server (savedesk demo starts it).
         .executableTarget(
