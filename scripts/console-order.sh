@@ -16,12 +16,15 @@
 set -euo pipefail
 [ $# = 3 ] || { echo "usage: $0 SAVEDESK SAVEDESK_SERVER OUT" >&2; exit 2; }
 console=$(realpath "$1"); server=$(realpath "$2"); out=$3
+command -v valgrind >/dev/null || { echo "console-order: valgrind is missing (make deps installs it)" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/savedesk-order.XXXXXX")
 socket="savedesk-order-$$"
-feeder=""
+feeder=""; server_pid=""
 cleanup() {
   tmux -L "$socket" kill-server 2>/dev/null || true
   [ -n "$feeder" ] && kill "$feeder" 2>/dev/null || true
+  # Its stdin closed, the server stops; its folder goes after it.
+  [ -n "$server_pid" ] && { timeout 30 tail --pid="$server_pid" -f /dev/null || kill "$server_pid"; } 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -39,7 +42,7 @@ wait_for() {
 # The demo's server stops when its stdin closes: a sleep holds it open for this script's run.
 mkfifo "$work/stdin"
 sleep 600 > "$work/stdin" & feeder=$!
-"$server" demo-server --data-dir "$work/server" < "$work/stdin" > "$work/address" 2> "$work/server.log" &
+"$server" demo-server --data-dir "$work/server" < "$work/stdin" > "$work/address" 2> "$work/server.log" & server_pid=$!
 wait_for "server address" 120 grep -qs '^http' "$work/address"
 address=$(head -1 "$work/address")
 
