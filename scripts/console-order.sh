@@ -34,7 +34,11 @@ wait_for() {
   local what=$1 bound=$2; shift 2
   local until=$((SECONDS + bound))
   until "$@"; do
-    if [ "$SECONDS" -ge "$until" ]; then echo "console-order: no $what within ${bound}s" >&2; exit 1; fi
+    if [ "$SECONDS" -ge "$until" ]; then
+      echo "console-order: no $what within ${bound}s" >&2
+      tail -n 20 "$work"/*.log >&2 2>/dev/null || true
+      exit 1
+    fi
     sleep 0.1
   done
 }
@@ -53,10 +57,7 @@ tmux -L "$socket" new-session -d -x 80 -y 24 \
    valgrind --tool=callgrind --demangle=no --callgrind-out-file=$work/callgrind.out \
    $work/savedesk tui --server $address --key sk_test_savedesk_demo_marco_0001 2> $work/valgrind.log"
 wait_for "home screen with customers" 60 sh -c "tmux -L $socket capture-pane -p | grep -q Thompson"
-tmux -L "$socket" send-keys Down
-for _ in $(seq 10); do tmux -L "$socket" send-keys Down; done
-for _ in $(seq 10); do tmux -L "$socket" send-keys Up; done
-tmux -L "$socket" send-keys q
+tmux -L "$socket" send-keys -N 11 Down \; send-keys -N 10 Up \; send-keys q
 wait_for "console exit" 60 sh -c "! tmux -L $socket has-session 2>/dev/null"
 [ -s "$work/callgrind.out" ] || { echo "console-order: callgrind wrote nothing:" >&2; cat "$work/valgrind.log" >&2; exit 1; }
 
