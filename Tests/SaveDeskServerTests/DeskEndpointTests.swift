@@ -97,6 +97,32 @@ struct DeskEndpointTests {
         #expect(stories.totalCapped == false && stories.customers.allSatisfy { $0.kind == .story } && !stories.customers.isEmpty)
     }
 
+    /// A customer whose id is the text and whose name or email holds it too is found by both
+    /// ways, and listed and counted once (SQLite joins the two without deduplicating them).
+    @Test func aCustomerFoundByIdAndByNameIsListedOnce() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let made: [(id: String, name: String, email: String)] = [
+            ("twinid", "Twinid Ames", "ames@twin.example"), ("cus_twin_b", "Ola Twinid", "ola@twin.example"),
+            ("longtwin99", "Lee Long", "longtwin99@twin.example"), ("cus_twin_c", "Longtwin99 Lee", "lee@twin.example"),
+        ]
+        try await server.withStore { store in
+            try await store.transaction(key: "test") { data in
+                for customer in made {
+                    try await data.customers.insert(CustomerRecord(
+                        id: customer.id, name: customer.name, email: customer.email, country: nil,
+                        createdAt: 1_700_000_000, cardFailing: false, kind: .generated
+                    ))
+                }
+            }
+        }
+        // The whole text's phrase (six characters), then its rarest part (ten).
+        for (text, expected) in [("twinid", ["cus_twin_b", "twinid"]), ("LONGTWIN99", ["longtwin99", "cus_twin_c"])] {
+            let found = try await server.desk.searchCustomers(query: .init(query: text)).ok.body.json
+            #expect(found.customers.map(\.id) == expected && found.total == 2 && found.totalCapped == false, "\(text): \(found.customers.map(\.id))")
+        }
+    }
+
     /// A one- or two-character text below the cap: matches by name, by email or both, each
     /// once, every page exactly the slice of all of them sorted by name (then id), however deep.
     @Test func aPrefixSearchPagesEveryMatchOnceInNameOrder() async throws {
