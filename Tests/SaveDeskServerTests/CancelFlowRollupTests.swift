@@ -71,7 +71,7 @@ struct CancelFlowRollupTests {
     @discardableResult
     static func fold(_ server: TestServer) async throws -> Int {
         try await server.running.store.transaction(key: CancelFlowRollups.lockKey) { data in
-            try await data.cancelFlow.foldUnrolled(livemode: false) + data.cancelFlow.foldUnrolled(livemode: true)
+            try await data.cancelFlow.foldUnrolled(livemode: false, first: .max) + data.cancelFlow.foldUnrolled(livemode: true, first: .max)
         }
     }
 
@@ -333,6 +333,56 @@ struct CancelFlowRollupTests {
             return lines.joined(separator: "\n")
         }
         #expect(plan.contains("cancel_flow_answers_text"), "\(plan)")
+    }
+
+    /// A fold takes at most `first` listed responses (the job: `foldChunk` a transaction, so a
+    /// long list does not hold the writer for all of it); folded in turns, each counts once.
+    @Test func aListFoldedInTurnsCountsEachResponseOnce() async throws {
+        let server = try await TestServer.start()
+        let hour = Int64(server.clock.now().timeIntervalSince1970) / 3_600 * 3_600 + 3_600
+        await server.stop()
+        // Thirty responses listed, as a submission lists them, across hours and five minutes, with
+        // no server running to fold them; some made at the same second (ties in the list's order).
+        var generator = Generator(state: 29)
+        var submitted: [Submitted] = []
+        let turns = try await server.withStore { store in
+            try await store.exclusive { db in
+                let repository = SQLCancelFlowResponseRepository(db: db, kind: store.kind)
+                for index in 0..<30 {
+                    let (_, actor, response) = Self.response(index, generator: &generator)
+                    let at = Date(timeIntervalSince1970: Double(hour + Int64(index / 2) * 700))
+                    try await repository.insert(CancelFlowResponseRow(
+                        id: "cr_turn_\(index)", customerId: response.userId, productId: response.productId, outcome: response.outcome.rawValue,
+                        offerShown: response.offerShown, offerAccepted: response.offerAccepted, pauseShown: response.pauseShown,
+                        pauseAccepted: response.pauseAccepted, pauseDurationDays: response.pauseDurationDays, lastStepSeen: response.lastStepSeen,
+                        answers: response.answers.map { .init(questionId: $0.questionId, optionId: $0.selectedOptionId, freeText: $0.freeText) },
+                        answersJSON: "[]", variantId: nil, actor: actor, livemode: false, createdAt: Int64(at.timeIntervalSince1970)
+                    ))
+                    submitted.append(Submitted(actor: actor, at: at, response: response))
+                }
+                let listed = try await db.raw("SELECT count(*) AS n FROM cancel_flow_unrolled WHERE livemode = \(bind: false)").first()?
+                    .decode(column: "n", as: Int.self) ?? 0
+                var turns: [Int] = []
+                repeat {
+                    turns.append(try await repository.foldUnrolled(livemode: false, first: 7))
+                } while turns.last == 7
+                return (listed: listed, turns: turns)
+            }
+        }
+        #expect(turns.listed >= 30)
+        #expect(turns.turns == Array(repeating: 7, count: turns.listed / 7) + [turns.listed % 7], "\(turns)")
+        let restarted = try await TestServer.start(directory: server.directory, clock: server.clock, seed: false)
+        defer { Task { await restarted.stop() } }
+        #expect(try await Self.unrolled(restarted) == 0)
+        let ranges = [(hour, hour + 15 * 700), (hour + 300, hour + 3_600 + 1_500), (hour + 3_600, hour + 3 * 3_600)].map {
+            (Date(timeIntervalSince1970: Double($0)), Date(timeIntervalSince1970: Double($1)))
+        }
+        for (from, to) in ranges {
+            for actor in [nil, "Marco (support)"] as [String?] {
+                let report = try await restarted.desk.getCancelFlowAnalytics(query: .init(from: from, to: to, _operator: actor)).ok.body.json
+                Self.expectMatch(report, submitted, from: from, to: to, actor: actor)
+            }
+        }
     }
 
     @Test func theFiveMinuteMigrationLeavesTheResponsesListedToTheFold() async throws {

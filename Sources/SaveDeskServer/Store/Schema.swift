@@ -221,13 +221,21 @@ enum Schema {
     }
 
     /// The responses of one mode listed in `cancel_flow_unrolled` and their answers, as row
-    /// sources of `addToRollups` (from the short list to the rows, by key). `(1 = 1)` is true on
-    /// both engines, whether the flag is INTEGER or BOOLEAN.
-    static func unrolledResponses(livemode: Bool) -> String {
-        "(SELECT r.* FROM cancel_flow_unrolled u CROSS JOIN cancel_flow_responses r WHERE r.id = u.response_id AND u.livemode = \(truth(livemode))) AS listed"
+    /// sources of `addToRollups` (from the short list to the rows, by key): all of them, or the
+    /// `first` listed earliest (`unrolled(livemode:first:)`). `(1 = 1)` is true on both engines,
+    /// whether the flag is INTEGER or BOOLEAN.
+    static func unrolledResponses(livemode: Bool, first: Int? = nil) -> String {
+        "(SELECT r.* FROM \(unrolled(livemode: livemode, first: first)) u CROSS JOIN cancel_flow_responses r WHERE r.id = u.response_id) AS listed"
     }
-    static func unrolledAnswers(livemode: Bool) -> String {
-        "(SELECT a.* FROM cancel_flow_unrolled u CROSS JOIN cancel_flow_answers a WHERE a.response_id = u.response_id AND u.livemode = \(truth(livemode))) AS listed"
+    static func unrolledAnswers(livemode: Bool, first: Int? = nil) -> String {
+        "(SELECT a.* FROM \(unrolled(livemode: livemode, first: first)) u CROSS JOIN cancel_flow_answers a WHERE a.response_id = u.response_id) AS listed"
+    }
+    /// The listed responses of one mode (a row source of `response_id`): all, or the `first`
+    /// by the time they were made (their ids break ties, so every statement of one transaction
+    /// reads the same ones).
+    static func unrolled(livemode: Bool, first: Int? = nil) -> String {
+        let listed = "SELECT response_id FROM cancel_flow_unrolled WHERE livemode = \(truth(livemode))"
+        return "(\(listed)\(first.map { " ORDER BY created_at, response_id LIMIT \($0)" } ?? ""))"
     }
     private static func truth(_ value: Bool) -> String { value ? "(1 = 1)" : "(1 = 0)" }
 
