@@ -97,6 +97,9 @@ func run(_ scenario: Scenario, baseURL: String, client: HTTPClient) async -> Run
 func run(_ scenario: Scenario, baseURLs: [String], client: HTTPClient) async -> RunResult {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     let counter = Counter()
+    // Each request's Idempotency-Key: this run's own prefix and the request's number (Foundation's
+    // UUID() opens /dev/urandom each time: load on the machine the server shares).
+    let keyPrefix = "bench-\(UUID().uuidString)-"
     let cpuAtStart = processCPUSeconds(), machineAtStart = machineCPUSeconds()
     let start = ContinuousClock.now
     let perWorker = await withTaskGroup(of: ([Double], Int).self) { group in
@@ -112,7 +115,7 @@ func run(_ scenario: Scenario, baseURLs: [String], client: HTTPClient) async -> 
                     for (name, value) in scenario.headers { request.headers.add(name: name, value: value) }
                     if let body = scenario.body?(n) {
                         request.headers.add(name: "Content-Type", value: "application/json")
-                        request.headers.add(name: "Idempotency-Key", value: "bench-\(n)-\(UUID().uuidString)")
+                        request.headers.add(name: "Idempotency-Key", value: keyPrefix + String(n))
                         request.body = .bytes(ByteBuffer(string: body))
                     }
                     let began = ContinuousClock.now
