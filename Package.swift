@@ -56,13 +56,11 @@ let package = Package(
             resources: [.copy("openapi.yaml")],
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
-        // SQLite's process-wide settings, which only C can make (sqlite3_config is variadic).
-        .target(name: "CSQLiteSettings", dependencies: [.product(name: "SQLiteKit", package: "sqlite-kit")]),
         // Hummingbird app, store, billing ledger.
         .target(
             name: "SaveDeskServer",
             dependencies: [
-                "SaveDeskAPI", "RetentionDomain", "CSQLiteSettings",
+                "SaveDeskAPI", "RetentionDomain",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "SQLKit", package: "sql-kit"),

@@ -8,8 +8,7 @@ struct LayerImportTests {
     static let allowed: [String: Set<String>] = [
         "RetentionDomain": [],
         "SaveDeskAPI": ["RetentionDomain"],
-        "SaveDeskServer": ["SaveDeskAPI", "RetentionDomain", "CSQLiteSettings"],
-        "CSQLiteSettings": [],
+        "SaveDeskServer": ["SaveDeskAPI", "RetentionDomain"],
         "SaveDeskClient": ["SaveDeskAPI", "RetentionDomain"],
         "SaveDeskViewModels": ["SaveDeskClient", "RetentionDomain"],
         "TerminalKit": [],

@@ -28,9 +28,6 @@ struct SQLiteThreadConnectionTests {
 
     /// `body` on a connection of SQLiteNIO's own to the database at `path` (SQLiteKit's database).
     static func withSQLiteKit<T>(_ path: String, _ body: (any SQLDatabase) async throws -> T) async throws -> T {
-        // SQLite set up as the server sets it up, before SQLiteNIO initializes it (which would
-        // leave SQLite's settings at their defaults for this process's other tests).
-        _ = SQLiteThreadConnection.initialized
         let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
         do {
             let value = try await body(connection.sql(queryLogLevel: nil))
@@ -57,15 +54,6 @@ struct SQLiteThreadConnectionTests {
             again = try row.decode(column: "dup", as: Int.self)
             missing = !row.contains(column: "absent") && (try? row.decode(column: "absent", as: Int.self)) == nil
         }
-    }
-
-    /// SQLite's process-wide settings are made before SQLite is first initialized, or it ignores
-    /// them: a savepoint's sub-journal stays in memory up to 1 MiB (a durable write's, about 16
-    /// pages, went to a temporary file past SQLite's 64 KiB).
-    @Test func sqlitesSettingsTakeEffect() {
-        let (configured, initialized) = SQLiteThreadConnection.initialized
-        #expect(configured == 0 && initialized == 0, "SQLITE_OK is 0: \(configured), \(initialized)")
-        #expect(SQLiteThreadConnection.statementJournalSpill == 1 << 20)
     }
 
     @Test func theConnectionsReadAndBindAsSQLiteKitDoes() async throws {

@@ -5,7 +5,6 @@ import NIOPosix
 import SQLKit
 import SQLiteKit
 import Synchronization
-import CSQLiteSettings
 // SQLite's C API, as SQLiteNIO builds it (its names prefixed `sqlite_nio_`). The one copy of the
 // library in the process: the writer, the readers and the checkpointer must share it, or their
 // POSIX locks on the database file would not see each other.
@@ -112,20 +111,8 @@ final class SQLiteThreadConnection: @unchecked Sendable {
         }
     }
 
-    /// SQLite's own set-up, once in the process, before its first connection of ours: first its
-    /// settings (which SQLite takes only before it is initialized; a process that opened SQLite
-    /// otherwise first keeps the defaults), then SQLite.
-    static let initialized: (configured: Int32, initialized: Int32) = {
-        let configured = savedesk_sqlite_configure(Int32(statementJournalSpill))
-        return (configured, sqlite_nio_sqlite3_initialize())
-    }()
-    /// The bytes of a savepoint's sub-journal kept in memory (past them, a temporary file). The
-    /// writer's transactions each run in a savepoint of the group they commit with, and a durable
-    /// write (a response, its answers, audit, event and Idempotency-Key's answer, their indexes)
-    /// changes about 16 pages: past SQLite's default (64 KiB) a group wrote them to a temporary
-    /// file, two pwrite calls a page, a sixth of the writer's time. A change bigger than this (an
-    /// import's batch, a purge) still moves to a file, so memory stays bounded.
-    static let statementJournalSpill = 1 << 20
+    /// SQLite's own set-up, once in the process, before its first connection of ours.
+    private static let initialized: Int32 = sqlite_nio_sqlite3_initialize()
 
     /// Runs `sql` with `binds`, handing each row to `onRow`: at once on the connection's thread,
     /// otherwise there.
