@@ -5,7 +5,8 @@ import SQLKit
 /// The recorded ends of cancel flows, their answers, and the rollups kept with them.
 ///
 /// A response is written with its answers and listed in `cancel_flow_unrolled`; a job folds the
-/// list, four times a second (`foldChunk` responses a transaction), into rollup tables keyed by UTC day, by hour and by five minutes:
+/// list, four times a second (at most `foldChunk` responses a transaction), into rollup tables
+/// keyed by UTC day, by hour and by five minutes:
 /// `cancel_flow_daily`, `cancel_flow_hourly` and `cancel_flow_5min` (per actor and outcome: how
 /// many, and how many were shown or accepted an offer or a pause) and the `_counts` table of each
 /// (per actor, a count per value of the last step reached, the pause length taken, each option
