@@ -67,7 +67,7 @@ struct CancelFlowRollupTests {
         return submitted
     }
 
-    /// Folds the responses not yet rolled up, as the server's job does every second; returns how many.
+    /// Folds the responses not yet rolled up, as the server's job does four times a second; returns how many.
     @discardableResult
     static func fold(_ server: TestServer) async throws -> Int {
         try await server.running.store.transaction(key: CancelFlowRollups.lockKey) { data in

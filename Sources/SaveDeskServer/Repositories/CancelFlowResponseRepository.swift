@@ -263,7 +263,7 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
     }
 
     func foldUnrolled(livemode: Bool, first: Int) async throws -> Int {
-        let chunk = Schema.unrolled(livemode: livemode, first: first)
+        let chunk = Schema.unrolledIds(livemode: livemode, first: first)
         let pending = try await db.raw("SELECT count(*) AS n FROM \(unsafeRaw: chunk) AS chunk").first()?.decode(column: "n", as: Int.self) ?? 0
         guard pending > 0 else { return 0 }
         for grain in CancelFlowRollups.Grain.allCases {

@@ -167,7 +167,7 @@ enum Schema {
 
     /// Responses not yet folded into the rollups. A response no longer adds to the hot rollup
     /// rows in its own transaction (on PostgreSQL every response of a day would take turns on
-    /// them): it is listed here, and a job folds the list into the rollups every second.
+    /// them): it is listed here, and a job folds the list into the rollups four times a second.
     private static func unrolled(flag: String) -> [String] {
         [
             "CREATE TABLE cancel_flow_unrolled (response_id TEXT PRIMARY KEY, livemode \(flag) NOT NULL, created_at BIGINT NOT NULL)",
@@ -222,18 +222,18 @@ enum Schema {
 
     /// The responses of one mode listed in `cancel_flow_unrolled` and their answers, as row
     /// sources of `addToRollups` (from the short list to the rows, by key): all of them, or the
-    /// `first` listed earliest (`unrolled(livemode:first:)`). `(1 = 1)` is true on both engines,
+    /// `first` listed earliest (`unrolledIds(livemode:first:)`). `(1 = 1)` is true on both engines,
     /// whether the flag is INTEGER or BOOLEAN.
     static func unrolledResponses(livemode: Bool, first: Int? = nil) -> String {
-        "(SELECT r.* FROM \(unrolled(livemode: livemode, first: first)) u CROSS JOIN cancel_flow_responses r WHERE r.id = u.response_id) AS listed"
+        "(SELECT r.* FROM \(unrolledIds(livemode: livemode, first: first)) u CROSS JOIN cancel_flow_responses r WHERE r.id = u.response_id) AS listed"
     }
     static func unrolledAnswers(livemode: Bool, first: Int? = nil) -> String {
-        "(SELECT a.* FROM \(unrolled(livemode: livemode, first: first)) u CROSS JOIN cancel_flow_answers a WHERE a.response_id = u.response_id) AS listed"
+        "(SELECT a.* FROM \(unrolledIds(livemode: livemode, first: first)) u CROSS JOIN cancel_flow_answers a WHERE a.response_id = u.response_id) AS listed"
     }
     /// The listed responses of one mode (a row source of `response_id`): all, or the `first`
     /// by the time they were made (their ids break ties, so every statement of one transaction
     /// reads the same ones).
-    static func unrolled(livemode: Bool, first: Int? = nil) -> String {
+    static func unrolledIds(livemode: Bool, first: Int? = nil) -> String {
         let listed = "SELECT response_id FROM cancel_flow_unrolled WHERE livemode = \(truth(livemode))"
         return "(\(listed)\(first.map { " ORDER BY created_at, response_id LIMIT \($0)" } ?? ""))"
     }
