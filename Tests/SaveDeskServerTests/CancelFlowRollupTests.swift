@@ -75,6 +75,22 @@ struct CancelFlowRollupTests {
         }
     }
 
+    /// Writes a varied response as a submission writes it (listed for the next fold), with no
+    /// server running: for a store whose list a test controls.
+    static func list(
+        _ index: Int, id: String, at: Date, into repository: SQLCancelFlowResponseRepository, generator: inout Generator
+    ) async throws -> Submitted {
+        let (_, actor, response) = Self.response(index, generator: &generator)
+        try await repository.insert(CancelFlowResponseRow(
+            id: id, customerId: response.userId, productId: response.productId, outcome: response.outcome.rawValue,
+            offerShown: response.offerShown, offerAccepted: response.offerAccepted, pauseShown: response.pauseShown,
+            pauseAccepted: response.pauseAccepted, pauseDurationDays: response.pauseDurationDays, lastStepSeen: response.lastStepSeen,
+            answers: response.answers.map { .init(questionId: $0.questionId, optionId: $0.selectedOptionId, freeText: $0.freeText) },
+            answersJSON: "[]", variantId: nil, actor: actor, livemode: false, createdAt: Int64(at.timeIntervalSince1970)
+        ))
+        return Submitted(actor: actor, at: at, response: response)
+    }
+
     static func unrolled(_ server: TestServer) async throws -> Int {
         try await server.running.store.exclusive { db in
             try await db.raw("SELECT count(*) AS n FROM cancel_flow_unrolled").first()?.decode(column: "n", as: Int.self) ?? -1
@@ -349,16 +365,8 @@ struct CancelFlowRollupTests {
             try await store.exclusive { db in
                 let repository = SQLCancelFlowResponseRepository(db: db, kind: store.kind)
                 for index in 0..<30 {
-                    let (_, actor, response) = Self.response(index, generator: &generator)
                     let at = Date(timeIntervalSince1970: Double(hour + Int64(index / 2) * 700))
-                    try await repository.insert(CancelFlowResponseRow(
-                        id: "cr_turn_\(index)", customerId: response.userId, productId: response.productId, outcome: response.outcome.rawValue,
-                        offerShown: response.offerShown, offerAccepted: response.offerAccepted, pauseShown: response.pauseShown,
-                        pauseAccepted: response.pauseAccepted, pauseDurationDays: response.pauseDurationDays, lastStepSeen: response.lastStepSeen,
-                        answers: response.answers.map { .init(questionId: $0.questionId, optionId: $0.selectedOptionId, freeText: $0.freeText) },
-                        answersJSON: "[]", variantId: nil, actor: actor, livemode: false, createdAt: Int64(at.timeIntervalSince1970)
-                    ))
-                    submitted.append(Submitted(actor: actor, at: at, response: response))
+                    submitted.append(try await Self.list(index, id: "cr_turn_\(index)", at: at, into: repository, generator: &generator))
                 }
                 let listed = try await db.raw("SELECT count(*) AS n FROM cancel_flow_unrolled WHERE livemode = \(bind: false)").first()?
                     .decode(column: "n", as: Int.self) ?? 0
@@ -399,16 +407,8 @@ struct CancelFlowRollupTests {
                 try await db.delete(from: "schema_migrations").where("version", .equal, 17).run()
                 let repository = SQLCancelFlowResponseRepository(db: db, kind: store.kind)
                 for index in 0..<20 {
-                    let (_, actor, response) = Self.response(index, generator: &generator)
                     let at = submitted[submitted.count - 1].at.addingTimeInterval(100)
-                    try await repository.insert(CancelFlowResponseRow(
-                        id: "cr_listed_\(index)", customerId: response.userId, productId: response.productId, outcome: response.outcome.rawValue,
-                        offerShown: response.offerShown, offerAccepted: response.offerAccepted, pauseShown: response.pauseShown,
-                        pauseAccepted: response.pauseAccepted, pauseDurationDays: response.pauseDurationDays, lastStepSeen: response.lastStepSeen,
-                        answers: response.answers.map { .init(questionId: $0.questionId, optionId: $0.selectedOptionId, freeText: $0.freeText) },
-                        answersJSON: "[]", variantId: nil, actor: actor, livemode: false, createdAt: Int64(at.timeIntervalSince1970)
-                    ))
-                    submitted.append(Submitted(actor: actor, at: at, response: response))
+                    submitted.append(try await Self.list(index, id: "cr_listed_\(index)", at: at, into: repository, generator: &generator))
                 }
                 let listed = try await db.raw("SELECT count(*) AS n FROM cancel_flow_unrolled").first()?.decode(column: "n", as: Int.self)
                 #expect(listed ?? 0 >= 20)

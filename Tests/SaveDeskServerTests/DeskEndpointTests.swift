@@ -97,6 +97,20 @@ struct DeskEndpointTests {
         #expect(stories.totalCapped == false && stories.customers.allSatisfy { $0.kind == .story } && !stories.customers.isEmpty)
     }
 
+    /// Writes generated customers (id, name, email) straight into the server's store.
+    static func insert(_ customers: [(id: String, name: String, email: String)], into server: TestServer) async throws {
+        try await server.withStore { store in
+            try await store.transaction(key: "test") { data in
+                for customer in customers {
+                    try await data.customers.insert(CustomerRecord(
+                        id: customer.id, name: customer.name, email: customer.email, country: nil,
+                        createdAt: 1_700_000_000, cardFailing: false, kind: .generated
+                    ))
+                }
+            }
+        }
+    }
+
     /// A customer whose id is the text and whose name or email holds it too is found by both
     /// ways, and listed and counted once (SQLite joins the two without deduplicating them).
     @Test func aCustomerFoundByIdAndByNameIsListedOnce() async throws {
@@ -106,16 +120,7 @@ struct DeskEndpointTests {
             ("twinid", "Twinid Ames", "ames@twin.example"), ("cus_twin_b", "Ola Twinid", "ola@twin.example"),
             ("longtwin99", "Lee Long", "longtwin99@twin.example"), ("cus_twin_c", "Longtwin99 Lee", "lee@twin.example"),
         ]
-        try await server.withStore { store in
-            try await store.transaction(key: "test") { data in
-                for customer in made {
-                    try await data.customers.insert(CustomerRecord(
-                        id: customer.id, name: customer.name, email: customer.email, country: nil,
-                        createdAt: 1_700_000_000, cardFailing: false, kind: .generated
-                    ))
-                }
-            }
-        }
+        try await Self.insert(made, into: server)
         // The whole text's phrase (six characters), then its rarest part (ten).
         for (text, expected) in [("twinid", ["cus_twin_b", "twinid"]), ("LONGTWIN99", ["longtwin99", "cus_twin_c"])] {
             let found = try await server.desk.searchCustomers(query: .init(query: text)).ok.body.json
@@ -137,16 +142,7 @@ struct DeskEndpointTests {
             made.append(("cus_prefix_\(index)", index % 5 == 4 ? name.uppercased() : name, index % 20 == 19 ? "no\(index)@prefix.example" : email))
         }
         made.append(("xq", "Mona Id", "mona@id.example"))  // found by its id only
-        try await server.withStore { store in
-            try await store.transaction(key: "test") { data in
-                for customer in made {
-                    try await data.customers.insert(CustomerRecord(
-                        id: customer.id, name: customer.name, email: customer.email, country: nil,
-                        createdAt: 1_700_000_000, cardFailing: false, kind: .generated
-                    ))
-                }
-            }
-        }
+        try await Self.insert(made, into: server)
         for text in ["xq", "x"] {
             let expected = made.filter { $0.id == text || $0.name.lowercased().hasPrefix(text) || $0.email.hasPrefix(text) }
                 .sorted { one, other in
