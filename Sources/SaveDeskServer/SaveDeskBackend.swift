@@ -237,6 +237,7 @@ public enum SaveDeskBackend {
         router.add(middleware: AccessLogMiddleware(logger: logger, metrics: metrics))
         router.add(middleware: EnvelopeMiddleware(spec: spec))
         router.add(middleware: RateLimitMiddleware(limiter: RateLimiter(config.rateLimits, metrics: metrics), keys: keys))
+        router.add(middleware: WholeResponseMiddleware())
         try handlers.registerHandlers(
             on: router, serverURL: URL(string: "/")!, configuration: .wire,
             middlewares: [APIMiddleware(keys: keys, spec: spec, logger: logger, storedFingerprint: { key, operation, principal in
