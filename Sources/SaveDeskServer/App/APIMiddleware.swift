@@ -67,14 +67,16 @@ struct APIMiddleware: ServerMiddleware {
             }
             // Read within the operation's limits (lists, strings, values, depth) as it is parsed.
             let limits = StrictJSON.Limits(maxValues: operation.bodyValueLimit)
-            let parsed: Result<StrictJSON, StrictJSON.Failure>? = data.map { data in
+            // Parsed when it is checked or fingerprinted: a GET's empty body is neither.
+            let idempotencyKey = request.headerFields[Self.idempotencyHeader]
+            let parsed: Result<StrictJSON, StrictJSON.Failure>? = operation.body == nil && idempotencyKey == nil ? nil : data.map { data in
                 Result { () throws(StrictJSON.Failure) in try StrictJSON.parse(data, limits: limits, spec: spec, schema: operation.body) }
             }
             // Only a call with an Idempotency-Key is bound to its fingerprint.
-            if request.headerFields[Self.idempotencyHeader] != nil {
+            if idempotencyKey != nil {
                 scope.fingerprint = Self.fingerprint(operation: operationID, metadata: metadata, body: data, parsed: try? parsed?.get())
             }
-            if let key = request.headerFields[Self.idempotencyHeader], let fingerprint = scope.fingerprint {
+            if let key = idempotencyKey, let fingerprint = scope.fingerprint {
                 let stored = try await storedFingerprint(key, operationID, scope.principal)
                 if let stored, stored != fingerprint {
                     throw SaveDeskError.unprocessable(
@@ -194,7 +196,11 @@ struct APIMiddleware: ServerMiddleware {
         guard let presented = Self.presentedKey(request.headerFields), !presented.isEmpty else {
             throw .unauthorized("an API key is required (X-ZeroSettle-Key or Authorization: Bearer)")
         }
-        guard let key = keys.lookup(presented) else { throw .unauthorized("this API key is not known") }
+        // The rate limiter looked it up already when its limits are on.
+        let found: APIKey? = if let known = RateLimitMiddleware.knownKey(presented: presented) { known } else { keys.lookup(presented) }
+        guard let key = found else {
+            throw .unauthorized("this API key is not known")
+        }
         return key
     }
 
@@ -250,6 +256,9 @@ struct APIMiddleware: ServerMiddleware {
 
     func collect(_ body: HTTPBody?, request: HTTPRequest, limit: Int) async throws -> Data? {
         guard let body else { return nil }
+        // HTTP/1.1: a request with neither header has no body (every GET of an app); its stream
+        // is not waited on.
+        if request.headerFields[.contentLength] == nil, request.headerFields[.transferEncoding] == nil { return Data() }
         let tooLarge = SaveDeskError(status: 413, code: "body_too_large", "the request body is over \(limit) bytes, the most this call accepts")
         if let declared = request.headerFields[.contentLength].flatMap(Int.init), declared > limit { throw tooLarge }
         var data = Data()

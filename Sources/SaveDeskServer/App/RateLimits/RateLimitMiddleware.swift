@@ -25,23 +25,41 @@ struct RateLimitMiddleware: RouterMiddleware {
     let limiter: RateLimiter
     let keys: KeyRing
 
-    /// The client's address for the request the running task answers: the API middleware puts it
-    /// in the request's scope (new customers are charged to it).
-    @TaskLocal static var clientAddress: String?
+    /// What this layer learned of the request the running task answers: the client's address
+    /// (the API middleware puts it in the request's scope; new customers are charged to it) and,
+    /// when it looked the presented key up, that key, so the API middleware does not again.
+    struct Admitted: Sendable {
+        var address: String
+        var key: (presented: String, known: APIKey?)?
+    }
+
+    @TaskLocal static var admitted: Admitted?
+
+    /// The client's address for the request the running task answers.
+    static var clientAddress: String? { admitted?.address }
+
+    /// The key the running request presented, as this layer found it: nil when it did not look
+    /// (limits off) or `presented` is not what it looked up.
+    static func knownKey(presented: String) -> APIKey?? {
+        guard let key = admitted?.key, key.presented == presented else { return nil }
+        return .some(key.known)
+    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let client = address(of: request, context: context)
-        return try await Self.$clientAddress.withValue(client) { try await limit(request, context: context, address: client, next: next) }
+        var admitted = Admitted(address: address(of: request, context: context))
+        if limiter.settings.enabled, let presented = APIMiddleware.presentedKey(request.headers) {
+            admitted.key = (presented, keys.lookup(presented))
+        }
+        return try await Self.$admitted.withValue(admitted) { try await limit(request, context: context, admitted: admitted, next: next) }
     }
 
     func limit(
-        _ request: Request, context: Context, address client: String, next: (Request, Context) async throws -> Response
+        _ request: Request, context: Context, admitted: Admitted, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         guard limiter.settings.enabled else { return try await next(request, context) }
-        let presented = APIMiddleware.presentedKey(request.headers)
-        let key = presented.flatMap(keys.lookup)
+        let key = admitted.key?.known
         if key?.kind == .secret { return try await next(request, context) }
-        let payer = RateLimiter.Payer(address: client, key: key?.principal)
+        let payer = RateLimiter.Payer(address: admitted.address, key: key?.principal)
         let declared = request.headers[.contentLength].flatMap(Int.init)
         if let refusal = limiter.admit(payer) ?? limiter.charge(bytes: declared ?? 0, to: payer) {
             return refused(refusal, bodyPending: declared.map { $0 > 0 } ?? (request.headers[.transferEncoding] != nil))
@@ -61,7 +79,20 @@ struct RateLimitMiddleware: RouterMiddleware {
         {
             return forwarded.trimmedOfWhitespace
         }
-        return context.remoteAddress?.ipAddress ?? "unknown"
+        return context.remoteAddress.flatMap(Self.text(of:)) ?? "unknown"
+    }
+
+    /// An address as text; an IPv4 one is written here, since NIO's `ipAddress` goes through
+    /// glibc's `inet_ntop`, which formats it with `sprintf` (once for every request).
+    static func text(of address: SocketAddress) -> String? {
+        guard case .v4(let v4) = address else { return address.ipAddress }
+        let value = UInt32(bigEndian: v4.address.sin_addr.s_addr)
+        var text = String(value >> 24)
+        for shift in stride(from: 16, through: 0, by: -8) {
+            text += "."
+            text += String(value >> UInt32(shift) & 0xFF)
+        }
+        return text
     }
 
     func refused(_ refusal: SaveDeskError, bodyPending: Bool) -> Response {
