@@ -5,43 +5,81 @@
 /// hashing a presented key tells nothing by its timing. The server keeps swift-crypto for
 /// signatures (JWS, the local StoreKit CA).
 public enum SHA256Digest {
-    /// The 32-byte digest of `bytes`.
-    public static func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {
-        var state: [UInt32] = [
-            0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
-        ]
-        var message = Array(bytes)
-        let bitLength = UInt64(message.count) &* 8
-        message.append(0x80)
-        while message.count % 64 != 56 { message.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) { message.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+    /// Bytes in a digest.
+    public static let size = 32
 
-        var words = [UInt32](repeating: 0, count: 64)
-        for block in stride(from: 0, to: message.count, by: 64) {
-            for index in 0..<16 {
-                let offset = block + index * 4
-                words[index] = UInt32(message[offset]) << 24 | UInt32(message[offset + 1]) << 16
-                    | UInt32(message[offset + 2]) << 8 | UInt32(message[offset + 3])
+    /// The 32-byte digest of `bytes`. Contiguous bytes (an array, a native string's UTF-8) are
+    /// read in place; the only allocation is the answer (it runs for every API request: the
+    /// presented key's digest).
+    public static func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        if let digest = bytes.withContiguousStorageIfAvailable({ hash(UnsafeRawBufferPointer($0)) }) { return digest }
+        return Array(bytes).withUnsafeBytes { hash($0) }
+    }
+
+    private static func hash(_ message: UnsafeRawBufferPointer) -> [UInt8] {
+        var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
+            0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
+        )
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { words in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { tail in
+                let whole = message.count / 64
+                for block in 0..<whole {
+                    compress(&state, UnsafeRawBufferPointer(rebasing: message[block * 64..<block * 64 + 64]), words: words)
+                }
+                // The last part, 0x80, zeros and the length in bits: one block, or two when the
+                // length no longer fits after the part.
+                let rest = message.count - whole * 64
+                let tailLength = rest + 9 <= 64 ? 64 : 128
+                tail.initialize(repeating: 0)
+                for index in 0..<rest { tail[index] = message[whole * 64 + index] }
+                tail[rest] = 0x80
+                let bitLength = UInt64(message.count) &* 8
+                for index in 0..<8 { tail[tailLength - 1 - index] = UInt8(truncatingIfNeeded: bitLength >> UInt64(index * 8)) }
+                let padded = UnsafeRawBufferPointer(tail)
+                for block in stride(from: 0, to: tailLength, by: 64) {
+                    compress(&state, UnsafeRawBufferPointer(rebasing: padded[block..<block + 64]), words: words)
+                }
             }
-            for index in 16..<64 {
-                let w15 = words[index - 15], w2 = words[index - 2]
-                let s0 = rotate(w15, 7) ^ rotate(w15, 18) ^ (w15 >> 3)
-                let s1 = rotate(w2, 17) ^ rotate(w2, 19) ^ (w2 >> 10)
-                words[index] = words[index - 16] &+ s0 &+ words[index - 7] &+ s1
+        }
+        return [UInt8](unsafeUninitializedCapacity: size) { digest, count in
+            withUnsafeBytes(of: state) { words in
+                for index in 0..<8 {
+                    let word = words.load(fromByteOffset: index * 4, as: UInt32.self)
+                    for byte in 0..<4 { digest[index * 4 + byte] = UInt8(truncatingIfNeeded: word >> UInt32(24 - byte * 8)) }
+                }
             }
-            var (a, b, c, d, e, f, g, h) = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
+            count = size
+        }
+    }
+
+    /// One 64-byte block into `state` (FIPS 180-4, 6.2.2); `words` is the message schedule's room.
+    private static func compress(
+        _ state: inout (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32), _ block: UnsafeRawBufferPointer,
+        words: UnsafeMutableBufferPointer<UInt32>
+    ) {
+        for index in 0..<16 {
+            let offset = index * 4
+            words[index] = UInt32(block[offset]) << 24 | UInt32(block[offset + 1]) << 16 | UInt32(block[offset + 2]) << 8 | UInt32(block[offset + 3])
+        }
+        for index in 16..<64 {
+            let w15 = words[index - 15], w2 = words[index - 2]
+            let s0 = rotate(w15, 7) ^ rotate(w15, 18) ^ (w15 >> 3)
+            let s1 = rotate(w2, 17) ^ rotate(w2, 19) ^ (w2 >> 10)
+            words[index] = words[index - 16] &+ s0 &+ words[index - 7] &+ s1
+        }
+        var (a, b, c, d, e, f, g, h) = state
+        roundConstants.withUnsafeBufferPointer { constants in
             for index in 0..<64 {
                 let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
                 let choice = (e & f) ^ (~e & g)
-                let t1 = h &+ s1 &+ choice &+ roundConstants[index] &+ words[index]
+                let t1 = h &+ s1 &+ choice &+ constants[index] &+ words[index]
                 let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
                 let majority = (a & b) ^ (a & c) ^ (b & c)
                 let t2 = s0 &+ majority
                 (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
             }
-            for (index, value) in [a, b, c, d, e, f, g, h].enumerated() { state[index] = state[index] &+ value }
         }
-        return state.flatMap { word in [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: word >> UInt32($0)) } }
+        state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d, state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
     }
 
     /// The digest as lowercase hexadecimal.

@@ -25,6 +25,8 @@ struct SHA256DigestTests {
         let message = (0..<length).map { UInt8(truncatingIfNeeded: $0 * 7 + 3) }
         #expect(SHA256Digest.hex(message) == expected)
         #expect(SHA256Digest.hash(message).count == 32)
+        // Bytes that are not in one piece take the copying path.
+        #expect(SHA256Digest.hex(message.lazy.map { $0 }) == expected)
     }
 
     @Test func theFIPSExampleAndAPrefix() {
