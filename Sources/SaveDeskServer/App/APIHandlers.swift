@@ -5,8 +5,10 @@ import SaveDeskAPI
 
 /// Thin handlers: decode (done by the generated server), call a service, encode. Errors are
 /// thrown as `SaveDeskError` and mapped to the wire envelope once, in `APIMiddleware`. Built,
-/// with every service, by `SaveDeskBackend.buildApplication`.
-struct APIHandlers: APIProtocol {
+/// with every service, by `SaveDeskBackend.buildApplication`. A class: the generated server
+/// copies its handler for every request, and a struct of twenty services (and the converted
+/// cancel flow) was a retain and a release of each, every time.
+final class APIHandlers: APIProtocol {
     typealias Schemas = Components.Schemas
     let service: SubscriptionService
     let desk: DeskService
@@ -28,7 +30,34 @@ struct APIHandlers: APIProtocol {
     /// Apple's cancel page.
     let retentionMessaging: RetentionMessagingService
     /// Stripe's webhook events (nil: billing is SaveDesk's own ledger).
-    var stripeWebhooks: StripeWebhookService? = nil
+    let stripeWebhooks: StripeWebhookService?
+
+    init(
+        service: SubscriptionService, desk: DeskService, portal: PortalService, switchAndSave: SwitchAndSaveService,
+        analytics: AnalyticsService, testClock: TestClockService, winBack: WinBackService, retention: RetentionService,
+        appStore: AppStoreService, checkout: CheckoutService, upgrades: UpgradeService, catalog: CatalogService,
+        cancelFlowConfig: Schemas.CancelFlowConfig, readiness: Readiness, customers: CustomerService, events: EventHub,
+        retentionMessaging: RetentionMessagingService, stripeWebhooks: StripeWebhookService?
+    ) {
+        self.service = service
+        self.desk = desk
+        self.portal = portal
+        self.switchAndSave = switchAndSave
+        self.analytics = analytics
+        self.testClock = testClock
+        self.winBack = winBack
+        self.retention = retention
+        self.appStore = appStore
+        self.checkout = checkout
+        self.upgrades = upgrades
+        self.catalog = catalog
+        self.cancelFlowConfig = cancelFlowConfig
+        self.readiness = readiness
+        self.customers = customers
+        self.events = events
+        self.retentionMessaging = retentionMessaging
+        self.stripeWebhooks = stripeWebhooks
+    }
 
     func getHealth(_ input: Operations.GetHealth.Input) async throws -> Operations.GetHealth.Output {
         .ok(.init(body: .json(.init(status: .alive))))
