@@ -64,6 +64,17 @@ struct WholeResponseTests {
         #expect(recorder.trailers == trailers)
     }
 
+    @Test func aFieldsValueIsWhatTheSubscriptAnswers() throws {
+        let key = try #require(HTTPField.Name("X-ZeroSettle-Key"))
+        var fields: HTTPFields = [key: "pk_test_one", .contentType: "application/json"]
+        #expect(fields.value(key) == "pk_test_one")
+        #expect(fields.value(.authorization) == nil)
+        // Two of one name: joined as the subscript joins them (so two keys are no key).
+        fields.append(HTTPField(name: key, value: "pk_test_two"))
+        #expect(fields.value(key) == "pk_test_one, pk_test_two")
+        #expect(fields.value(key) == fields[key])
+    }
+
     @Test func anIPv4PeerIsWrittenAsNIOWritesIt() throws {
         for text in ["127.0.0.1", "10.20.30.255", "0.0.0.0", "255.255.255.255", "192.168.1.100"] {
             let address = try SocketAddress(ipAddress: text, port: 443)

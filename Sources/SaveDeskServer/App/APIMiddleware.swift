@@ -62,13 +62,13 @@ struct APIMiddleware: ServerMiddleware {
                 guard let verify = stripeSignature else {
                     throw SaveDeskError.unprocessable("this server does not keep billing on Stripe", code: "stripe_not_configured")
                 }
-                scope.livemode = try verify(request.headerFields[Self.stripeSignatureHeader], data ?? Data())
+                scope.livemode = try verify(request.headerFields.value(Self.stripeSignatureHeader), data ?? Data())
                 RequestTrace.note { [scope] in $0.livemode = scope.livemode }
             }
             // Read within the operation's limits (lists, strings, values, depth) as it is parsed.
             let limits = StrictJSON.Limits(maxValues: operation.bodyValueLimit)
             // Parsed when it is checked or fingerprinted: a GET's empty body is neither.
-            let idempotencyKey = request.headerFields[Self.idempotencyHeader]
+            let idempotencyKey = request.headerFields.value(Self.idempotencyHeader)
             let parsed: Result<StrictJSON, StrictJSON.Failure>? = operation.body == nil && idempotencyKey == nil ? nil : data.map { data in
                 Result { () throws(StrictJSON.Failure) in try StrictJSON.parse(data, limits: limits, spec: spec, schema: operation.body) }
             }
@@ -124,7 +124,7 @@ struct APIMiddleware: ServerMiddleware {
     /// `If-Match: "<version>"` on an operator's change (see the spec's description); apps' calls
     /// carry none. A value that is not a version is 400.
     static func versionPrecondition(_ request: HTTPRequest, scope: RequestScope) throws(SaveDeskError) -> Int64? {
-        guard request.method != .get, !scope.isPublishable, let value = request.headerFields[.ifMatch] else { return nil }
+        guard request.method != .get, !scope.isPublishable, let value = request.headerFields.value(.ifMatch) else { return nil }
         var text = Substring(value.trimmingCharacters(in: .whitespaces))
         if text.hasPrefix("W/") { text = text.dropFirst(2) }
         if text.count >= 2, text.first == "\"", text.last == "\"" { text = text.dropFirst().dropLast() }
@@ -185,8 +185,8 @@ struct APIMiddleware: ServerMiddleware {
 
     /// The key a request presents: `X-ZeroSettle-Key`, or `Authorization: Bearer`.
     static func presentedKey(_ headers: HTTPFields) -> String? {
-        if let key = headers[keyHeader] { return key }
-        guard let authorization = headers[.authorization] else { return nil }
+        if let key = headers.value(keyHeader) { return key }
+        guard let authorization = headers.value(.authorization) else { return nil }
         let parts = authorization.split(separator: " ", maxSplits: 1)
         return parts.count == 2 && parts[0].lowercased() == "bearer" ? String(parts[1]) : nil
     }
@@ -258,9 +258,9 @@ struct APIMiddleware: ServerMiddleware {
         guard let body else { return nil }
         // HTTP/1.1: a request with neither header has no body (every GET of an app); its stream
         // is not waited on.
-        if request.headerFields[.contentLength] == nil, request.headerFields[.transferEncoding] == nil { return Data() }
+        if !request.headerFields.contains(.contentLength), !request.headerFields.contains(.transferEncoding) { return Data() }
         let tooLarge = SaveDeskError(status: 413, code: "body_too_large", "the request body is over \(limit) bytes, the most this call accepts")
-        if let declared = request.headerFields[.contentLength].flatMap(Int.init), declared > limit { throw tooLarge }
+        if let declared = request.headerFields.value(.contentLength).flatMap(Int.init), declared > limit { throw tooLarge }
         var data = Data()
         for try await chunk in body {
             guard data.count + chunk.count <= limit else { throw tooLarge }
@@ -272,7 +272,7 @@ struct APIMiddleware: ServerMiddleware {
     /// Reads and drops a body that will not be used, up to `limit` bytes (a longer one is left:
     /// the connection closes after the answer).
     static func drain(_ body: HTTPBody, request: HTTPRequest, limit: Int) async {
-        if let declared = request.headerFields[.contentLength].flatMap(Int.init), declared > limit { return }
+        if let declared = request.headerFields.value(.contentLength).flatMap(Int.init), declared > limit { return }
         var read = 0
         do {
             for try await chunk in body {

@@ -18,7 +18,7 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
         let started = ContinuousClock.now
         do {
             var response = try await RequestTrace.$running.withValue(trace) { try await next(request, context) }
-            if response.headers[APIMiddleware.requestIdHeader] == nil { response.headers[APIMiddleware.requestIdHeader] = trace.id }
+            if !response.headers.contains(APIMiddleware.requestIdHeader) { response.headers[APIMiddleware.requestIdHeader] = trace.id }
             record(request, status: Int(response.status.code), trace: trace, since: started)
             return response
         } catch {

@@ -111,7 +111,7 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapOutboundIn(data) {
         case .head(let head) where head.status.kind != .informational:
             responseStarted = true
-            closeAfterAnswer = head.headerFields[.connection]?.lowercased() == "close"
+            closeAfterAnswer = head.headerFields.value(.connection)?.lowercased() == "close"
         case .end:
             answered += 1
             responseStarted = false

@@ -60,11 +60,11 @@ struct RateLimitMiddleware: RouterMiddleware {
         let key = admitted.key?.known
         if key?.kind == .secret { return try await next(request, context) }
         let payer = RateLimiter.Payer(address: admitted.address, key: key?.principal)
-        let declared = request.headers[.contentLength].flatMap(Int.init)
+        let declared = request.headers.value(.contentLength).flatMap(Int.init)
         if let refusal = limiter.admit(payer) ?? limiter.charge(bytes: declared ?? 0, to: payer) {
-            return refused(refusal, bodyPending: declared.map { $0 > 0 } ?? (request.headers[.transferEncoding] != nil))
+            return refused(refusal, bodyPending: declared.map { $0 > 0 } ?? request.headers.contains(.transferEncoding))
         }
-        guard declared == nil, request.headers[.transferEncoding] != nil else { return try await next(request, context) }
+        guard declared == nil, request.headers.contains(.transferEncoding) else { return try await next(request, context) }
         // A body of unknown length pays for its bytes as they arrive.
         var request = request
         request.body = RequestBody(asyncSequence: ChargedBody(base: request.body, limiter: limiter, payer: payer))
