@@ -9,7 +9,9 @@ import Synchronization
 /// and the per-request headers still apply to every call; only a 200 is kept.
 final class ConstantResponses: ServerMiddleware, Sendable {
     let operations: Set<String>
-    private let stored = Mutex<[String: (HTTPResponse, Data)]>([:])
+    /// Each kept answer, as the bytes an `HTTPBody` takes without a copy (from `Data` it copied
+    /// them into a new array on every request).
+    private let stored = Mutex<[String: (HTTPResponse, HTTPBody.ByteChunk)]>([:])
 
     init(operations: Set<String>) { self.operations = operations }
 
@@ -18,11 +20,11 @@ final class ConstantResponses: ServerMiddleware, Sendable {
         next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
         guard operations.contains(operationID) else { return try await next(request, body, metadata) }
-        if let (response, data) = stored.withLock({ $0[operationID] }) { return (response, HTTPBody(data)) }
+        if let (response, bytes) = stored.withLock({ $0[operationID] }) { return (response, HTTPBody(bytes)) }
         let (response, responseBody) = try await next(request, body, metadata)
         guard response.status == .ok, let responseBody else { return (response, responseBody) }
-        let data = try await Data(collecting: responseBody, upTo: 1 << 20)
-        stored.withLock { $0[operationID] = (response, data) }
-        return (response, HTTPBody(data))
+        let bytes = try await [UInt8](collecting: responseBody, upTo: 1 << 20)[...]
+        stored.withLock { $0[operationID] = (response, bytes) }
+        return (response, HTTPBody(bytes))
     }
 }
