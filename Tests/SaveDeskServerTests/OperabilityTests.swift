@@ -34,7 +34,7 @@ struct OperabilityTests {
 
     /// A request's id (X-Request-Id, its log line, the audit rows it writes) reads as it always
     /// has: "req_", then 8-4-4 lower-case hex digits whose third group starts with 4, each id
-    /// drawn anew (60 random bits).
+    /// new (60 bits of a one-to-one mix of a count from a random start).
     @Test func requestIdsAreReqAndTheBeginningOfARandomUUID() throws {
         let shape = try Regex("req_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}")
         var ids = Set<String>(), digits = Set<Character>()
