@@ -268,6 +268,25 @@ struct HardeningTests {
         #expect(reply.status == 200 && reply.closed, "\(reply.head)")
     }
 
+    /// A body sent in chunks (no Content-Length) is read like any other: the API middleware
+    /// skips the body of a request that has neither header, and only of one.
+    @Test func aChunkedBodyIsReadAndABodylessPostIsNotWaitedOn() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let body = #"{"user_id":"cus_ava","product_id":"premium_monthly","outcome":"retained","offer_shown":true,"#
+            + #""offer_accepted":true,"pause_shown":false,"pause_accepted":false,"last_step_seen":3,"answers":[]}"#
+        let half = body.utf8.count / 2
+        let chunks = [String(body.prefix(half)), String(body.dropFirst(half))]
+            .map { String($0.utf8.count, radix: 16) + "\r\n" + $0 + "\r\n" }.joined() + "0\r\n\r\n"
+        let head = "POST /v1/iap/cancel-flow/respond HTTP/1.1\r\nHost: 127.0.0.1\r\nX-ZeroSettle-Key: \(TestServer.appKey)\r\n"
+            + "Content-Type: application/json\r\nConnection: close\r\n"
+        let chunked = await RawHTTP.exchange(port: server.running.port, head + "Transfer-Encoding: chunked\r\n\r\n" + chunks)
+        #expect(chunked.status == 200, "\(chunked.head)\(chunked.body)")
+        // No body at all: answered at once, as a missing body (400), not a wait for one.
+        let bodyless = await RawHTTP.exchange(port: server.running.port, head + "\r\n")
+        #expect(bodyless.status == 400, "\(bodyless.head)\(bodyless.body)")
+    }
+
     // MARK: Rate limits
 
     static let otherAppKey = "pk_test_another_app_0002"
