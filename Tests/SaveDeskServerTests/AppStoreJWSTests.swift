@@ -87,6 +87,7 @@ struct AppStoreJWSTests {
 
     @Test func theLocalChainIsKeptInTheDataDirectory() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-ca-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
         let first = try LocalStoreKitCA.loadOrCreate(in: directory)
         let second = try LocalStoreKitCA.loadOrCreate(in: directory)
         #expect(first.root == second.root && first.leaf == second.leaf)
@@ -101,6 +102,7 @@ struct AppStoreJWSTests {
     @Test func serversStartingTogetherOnOneDirectoryShareOneChain() async throws {
         for _ in 0..<5 {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-ca-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: directory) }
             let chains = await withTaskGroup(of: Result<LocalStoreKitCA, any Error>.self) { group in
                 for _ in 0..<8 {
                     group.addTask { await Task.detached { Result { try LocalStoreKitCA.loadOrCreate(in: directory) } }.value }
