@@ -59,14 +59,14 @@ struct RequestScope: Sendable {
     }
 
     /// "req_" and what a random UUID's text begins with: 8-4-4 lower-case hex digits, the third
-    /// group starting with its version, 4 ("req_1f0c…-…-4…"). Its 60 bits are 60 of SplitMix64's
-    /// mix of a number the process counts up from a random start drawn once: the mix is
-    /// one-to-one, so its outputs are spread as evenly as random draws and two ids agree no more
+    /// group starting with its version, 4 ("req_1f0c…-…-4…"). Its 60 bits are 60 of
+    /// `SplitMix64.mix` of a number the process counts up from a random start drawn once: the mix
+    /// is one-to-one, so its outputs are spread as evenly as random draws and two ids agree no more
     /// often than two random 60-bit ones. A draw of the system's generator per id was a
     /// getrandom(2) system call per request (about 0.3 µs, most of the id's cost). An id names a
     /// request in logs and audit rows; nothing is decided by it, so it need not be unguessable.
     static func newRequestId() -> String {
-        var bits = mix(requestIdStart &+ requestIdCount.wrappingAdd(1, ordering: .relaxed).oldValue)
+        var bits = SplitMix64.mix(requestIdStart &+ requestIdCount.wrappingAdd(1, ordering: .relaxed).oldValue)
         let digits: StaticString = "0123456789abcdef"
         return String(unsafeUninitializedCapacity: 22) { text in
             var count = 0
@@ -88,14 +88,6 @@ struct RequestScope: Sendable {
         return generator.next()
     }()
     private static let requestIdCount = Atomic<UInt64>(0)
-
-    /// SplitMix64's finalizer (Steele, Lea and Flood, 2014): a one-to-one mix of 64 bits.
-    static func mix(_ value: UInt64) -> UInt64 {
-        var z = value &+ 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 
     /// The scope the API middleware authorized the running request with (the generated server's
     /// handlers take no context, so it travels to them as a task-local, and from them on as a

@@ -18,8 +18,8 @@ struct WholeResponseMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
         guard let length = response.body.contentLength, length > 0, length <= limit else { return response }
-        let gathered = Gathered(capacity: length)
-        try await response.body.write(Gatherer(into: gathered))
+        let gathered = Gatherer(capacity: length)
+        try await response.body.write(gathered)
         if let trailers = gathered.trailers {
             // None of the API's answers has trailers; one that did still ends with them.
             response.body = ResponseBody(contentLength: gathered.buffer.readableBytes) { [buffer = gathered.buffer] writer in
@@ -32,21 +32,16 @@ struct WholeResponseMiddleware<Context: RequestContext>: RouterMiddleware {
         return response
     }
 
-    /// What a body wrote, once it finished.
-    final class Gathered {
+    /// A writer that keeps what a body writes, and the trailers it ends with.
+    final class Gatherer: ResponseBodyWriter {
         var buffer: ByteBuffer
         var trailers: HTTPFields?
         init(capacity: Int) { buffer = ByteBuffer(); buffer.reserveCapacity(capacity) }
-    }
 
-    struct Gatherer: ResponseBodyWriter {
-        let into: Gathered
-        mutating func write(_ buffer: ByteBuffer) async throws {
+        func write(_ buffer: ByteBuffer) async throws {
             var buffer = buffer
-            into.buffer.writeBuffer(&buffer)
+            self.buffer.writeBuffer(&buffer)
         }
-        consuming func finish(_ trailingHeaders: HTTPFields?) async throws {
-            into.trailers = trailingHeaders
-        }
+        func finish(_ trailingHeaders: HTTPFields?) async throws { trailers = trailingHeaders }
     }
 }
