@@ -72,25 +72,29 @@ build: deps
 # linker can lay out the console's code (below) and leave out more of what nothing calls.
 RELEASE := -c release -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections
 RELEASE_BIN = $$($(SWIFT) build $(RELEASE) --show-bin-path)
-# The console's start laid out together: the functions it runs when it starts, shows the home
-# screen and moves the selection (scripts/console-order.sh: Valgrind's callgrind of such a run on
-# the demo's server) come first in its code, so a start maps a few 64 KB windows of it instead of
-# some 200 (12 MB), and takes as few page faults. Made by each release build, never committed;
-# Package.swift passes it to lld when SAVEDESK_CONSOLE_ORDER names it (only the console relinks).
-CONSOLE_ORDER := .build/console.order
+# The console's start laid out together: the code it runs when it starts, shows the home screen and
+# moves the selection (scripts/console-order.sh: Valgrind's callgrind of such a run on the demo's
+# server, looked up in lld's map of the link) comes first in its code, so a start maps a few 64 KB
+# windows of it instead of some 200 (12 MB), and takes as few page faults. Made by each release
+# build, never committed. Package.swift passes the map's path and then the layout (a linker script)
+# to lld when SAVEDESK_CONSOLE_MAP and SAVEDESK_CONSOLE_LAYOUT name them (only the console relinks).
+CONSOLE_MAP := .build/console-release.map
+CONSOLE_LAYOUT := .build/console-layout.ld
 
 release: deps
 	$(SWIFT) build $(RELEASE) --product savedesk-server
-	$(SWIFT) build $(RELEASE) --product savedesk
-	scripts/console-order.sh $(RELEASE_BIN)/savedesk $(RELEASE_BIN)/savedesk-server $(CONSOLE_ORDER)
-	SAVEDESK_CONSOLE_ORDER=$(abspath $(CONSOLE_ORDER)) $(SWIFT) build $(RELEASE) --product savedesk
+	SAVEDESK_CONSOLE_MAP=$(abspath $(CONSOLE_MAP)) $(SWIFT) build $(RELEASE) --product savedesk
+	scripts/console-order.sh $(RELEASE_BIN)/savedesk $(RELEASE_BIN)/savedesk-server $(CONSOLE_MAP) $(CONSOLE_LAYOUT)
+	SAVEDESK_CONSOLE_LAYOUT=$(abspath $(CONSOLE_LAYOUT)) $(SWIFT) build $(RELEASE) --product savedesk
 
 # How many tests run at once. Unbounded, Swift Testing starts every test together: on PostgreSQL
 # some 160 servers then seed their databases at once, a seed took over a minute and a test's
 # request could wait past its client's timeout (a run failed that way). Twelve keep both cores busy:
 # the PostgreSQL pass went from 185 s with 162 slow-seed warnings to 123 s with none, on 2 cores.
 TEST_WIDTH ?= 12
-TEST_ENV = SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) SAVEDESK_TEST_PYTHON=$(abspath $(VENV))/bin/python
+# The debug console's link map, for ConsoleOrderTests (scripts/console-order.sh needs one).
+TEST_CONSOLE_MAP := $(abspath .build/console-debug.map)
+TEST_ENV = SAVEDESK_CONSOLE_MAP=$(TEST_CONSOLE_MAP) SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) SAVEDESK_TEST_PYTHON=$(abspath $(VENV))/bin/python
 
 # Suites whose servers keep their data in TestDatabase: `make test` runs them a second time on a
 # throwaway PostgreSQL cluster (with the two-instance tests), started for the run and removed after.
@@ -98,7 +102,7 @@ POSTGRES_SUITES := SaveDeskServerTests|SaveDeskClientTests|SaveDeskCommandTests|
 
 # The PostgreSQL pass alone.
 test-postgres: deps $(VENV_STAMP)
-	$(SWIFT) build --build-tests
+	SAVEDESK_CONSOLE_MAP=$(TEST_CONSOLE_MAP) $(SWIFT) build --build-tests
 	$(TEST_ENV) scripts/with-tempdir.sh scripts/summarize-failures.sh scripts/stall-guard.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
 
 # The backend on a throwaway PostgreSQL cluster, with the demo data (see scripts/postgres-demo.sh).
@@ -121,7 +125,7 @@ $(VENV_STAMP):
 # making progress for 5 minutes, a stall whose cause is not found yet); then the fuzz stage (schemathesis against a running server, every phase and
 # check, a new seed each run: about 2 minutes).
 test: deps $(VENV_STAMP)
-	$(SWIFT) build --build-tests
+	SAVEDESK_CONSOLE_MAP=$(TEST_CONSOLE_MAP) $(SWIFT) build --build-tests
 	$(TEST_ENV) scripts/with-tempdir.sh scripts/summarize-failures.sh $(SWIFT) test --skip-build
 	$(TEST_ENV) scripts/with-tempdir.sh scripts/summarize-failures.sh scripts/stall-guard.sh scripts/with-postgres.sh $(SWIFT) test --skip-build --filter '$(POSTGRES_SUITES)'
 	scripts/fuzz.sh $$($(SWIFT) build --show-bin-path)/savedesk $(VENV)/bin/schemathesis

@@ -3,11 +3,15 @@
 // listed as its dependencies here; Tests/ArchitectureTests checks that the sources agree.
 import PackageDescription
 
-/// The console's start laid out together by lld (`make release` sets it): a file of the functions
-/// it runs when it starts, shows the home screen and moves the selection, made by
+/// The console's start laid out together by lld (`make release` sets it): a linker script that puts
+/// the code it runs when it starts, shows the home screen and moves the selection first, made by
 /// scripts/console-order.sh from a profiled run. A release link without it lays the code out as
 /// the objects come.
-let consoleOrder = Context.environment["SAVEDESK_CONSOLE_ORDER"]
+let consoleLayout = Context.environment["SAVEDESK_CONSOLE_LAYOUT"]
+/// Where the console's link writes lld's map of it (which object's section went where), when set:
+/// scripts/console-order.sh reads it to name the sections a profiled run touched (`make release`
+/// and `make test` set it).
+let consoleMap = Context.environment["SAVEDESK_CONSOLE_MAP"]
 
 let package = Package(
     name: "SaveDesk",
@@ -140,26 +144,23 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ],
-            // The Swift runtime and Foundation linked in, not loaded: the dynamic linker's symbol
-            // binding of ~20 Swift libraries was most of the console's start (perf: 7 of 18 ms to
-            // the first frame in ld.so, as much again in the kernel's page faults for it).
+            // One static executable: the Swift runtime, Foundation, curses, libstdc++ and libc linked
+            // in, nothing loaded. The dynamic linker's symbol binding of ~20 Swift libraries was most
+            // of the console's start (perf: 7 of 18 ms to the first frame in ld.so, as much again
+            // in the kernel's page faults for it); with the runtime linked in (-static-stdlib) libc,
+            // libstdc++ and libm still cost 2.7 MB of mapped pages and the loader's relocations.
+            // Static, the linker keeps only what is used and can lay it out with the rest.
+            // Names resolve as before: static glibc reads /etc/hosts and asks DNS itself (strace).
             linkerSettings: [.unsafeFlags([
-                "-static-stdlib", "-use-ld=lld",
+                "-static-executable", "-use-ld=lld",
                 // What Foundation's static archives need (the dynamic modules the targets were
                 // compiled against name only Foundation); lld finds them in any order.
                 "-Xlinker", "-lCoreFoundation", "-Xlinker", "-l_FoundationCollections", "-Xlinker", "-l_FoundationICU",
                 "-Xlinker", "-l_FoundationCShims",
-                // Relative relocations packed (DT_RELR, glibc 2.36+): 3 MB of RELA entries the
-                // dynamic linker read at every start become a few kilobytes.
-                "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
-                // -static-stdlib exports every symbol of the executable (47,000): the dynamic
-                // linker searched that table first for each symbol libc, curses and libstdc++
-                // bind, and 2.8 MB of it stayed mapped. Nothing loaded later looks symbols up in
-                // the console.
-                "-Xlinker", "--no-export-dynamic",
             ], .when(platforms: [.linux]))]
-            + (consoleOrder.map { [.unsafeFlags(
-                ["-Xlinker", "--symbol-ordering-file=\($0)", "-Xlinker", "--no-warn-symbol-ordering"],
+            + (consoleMap.map { [.unsafeFlags(["-Xlinker", "-Map=\($0)"], .when(platforms: [.linux]))] } ?? [])
+            + (consoleLayout.map { [.unsafeFlags(
+                ["-Xlinker", "-T", "-Xlinker", $0],
                 .when(platforms: [.linux], configuration: .release)
             )] } ?? [])
         ),
