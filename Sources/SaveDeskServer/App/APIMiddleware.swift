@@ -95,7 +95,7 @@ struct APIMiddleware: ServerMiddleware {
             if operation.audience != .anyone { try await prepare(scope) }
             let forwarded = data.map { HTTPBody($0) }
             var normalized = request
-            normalized.path = request.path.map(Self.normalizedTarget)
+            if let path = request.path, let target = Self.normalizedTarget(path) { normalized.path = target }
             var (response, responseBody) = try await RequestScope.authorizing(scope) {
                 try await next(normalized, forwarded, metadata)
             }
@@ -225,9 +225,9 @@ struct APIMiddleware: ServerMiddleware {
     /// The query of a request target, percent-decoded (no `+` as a space: the SDK leaves `+`
     /// as it is). A part that does not decode to UTF-8 text is refused, naming its parameter.
     static func queryItems(_ target: String) throws(SaveDeskError) -> [(name: String, value: String)] {
-        guard let mark = target.firstIndex(of: "?") else { return [] }
+        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return [] }
         var items: [(name: String, value: String)] = []
-        for pair in target[target.index(after: mark)...].split(separator: "&") {
+        for pair in target[target.utf8.index(after: mark)...].split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = try decode(parts[0], name: "a query parameter's name")
             items.append((name, parts.count > 1 ? try decode(parts[1], name: name) : ""))
@@ -243,13 +243,14 @@ struct APIMiddleware: ServerMiddleware {
         return decoded
     }
 
-    /// The request target with every query part in `name=value` form: the generated server reads
-    /// a bare `?flag` as a malformed query.
-    static func normalizedTarget(_ target: String) -> String {
-        guard let mark = target.firstIndex(of: "?") else { return target }
-        let parts = target[target.index(after: mark)...].split(separator: "&")
-        guard parts.contains(where: { !$0.contains("=") }) else { return target }
-        return String(target[...mark]) + parts.map { $0.contains("=") ? String($0) : $0 + "=" }.joined(separator: "&")
+    /// The request target with every query part in `name=value` form (the generated server reads
+    /// a bare `?flag` as a malformed query); nil when it is in that form already. The `?` is found
+    /// among the bytes: a search by Character ran grapheme breaking over every request's path.
+    static func normalizedTarget(_ target: String) -> String? {
+        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return nil }
+        let parts = target[target.utf8.index(after: mark)...].split(separator: "&")
+        guard parts.contains(where: { !$0.utf8.contains(UInt8(ascii: "=")) }) else { return nil }
+        return String(target[...mark]) + parts.map { $0.utf8.contains(UInt8(ascii: "=")) ? String($0) : $0 + "=" }.joined(separator: "&")
     }
 
     // MARK: 3. Body
