@@ -9,7 +9,7 @@ final class HomeScreen: Screen {
     let directory: CustomerDirectory
     private var field = TextFieldState()
     private var searchFocused = true
-    private var builtRows: (customers: [CustomerSummary], wide: Bool, items: [ListView.Item])?
+    private var builtRows: (customers: [CustomerSummary], columns: Int, items: [ListView.Item])?
 
     init(directory: CustomerDirectory) { self.directory = directory }
 
@@ -112,20 +112,21 @@ final class HomeScreen: Screen {
     }
 
     /// The list's rows for a page of customers: the names and ids in columns as wide as the
-    /// page needs, then the story or summary. Built once per page and width class and kept, so
-    /// a selection move (the frame a key causes most) only redraws.
-    private func rows(_ customers: [CustomerSummary], wide: Bool) -> [ListView.Item] {
+    /// page needs, then the story or summary, cut with "…" to `columns`. Built once per page and
+    /// width and kept, so a selection move (the frame a key causes most) only redraws.
+    private func rows(_ customers: [CustomerSummary], columns: Int) -> [ListView.Item] {
         // Array equality is a pointer comparison while the page is the same array.
-        if let built = builtRows, built.wide == wide, built.customers == customers { return built.items }
+        if let built = builtRows, built.columns == columns, built.customers == customers { return built.items }
+        let wide = columns >= 98
         let nameWidth = min(22, max(12, customers.map { CharacterWidth.of(Display.customerName($0.name)) }.max() ?? 12))
         // Ids whole when they fit, else cut in the middle: ids of one prefix differ at the end.
         let idWidth = min(wide ? 20 : 14, max(9, customers.map { CharacterWidth.of($0.id) }.max() ?? 9))
         let items = customers.map { customer in
             let line = customer.story.map { "Try: " + $0 } ?? customer.summary
-            return ListView.Item(CharacterWidth.pad(Display.customerName(customer.name), to: nameWidth) + "  "
-                + CharacterWidth.pad(CharacterWidth.cutMiddle(customer.id, to: idWidth), to: idWidth) + "  " + line)
+            return ListView.Item(CharacterWidth.truncate(CharacterWidth.pad(Display.customerName(customer.name), to: nameWidth) + "  "
+                + CharacterWidth.pad(CharacterWidth.cutMiddle(customer.id, to: idWidth), to: idWidth) + "  " + line, to: columns))
         }
-        builtRows = (customers, wide, items)
+        builtRows = (customers, columns, items)
         return items
     }
 
@@ -147,7 +148,8 @@ final class HomeScreen: Screen {
         } else if LoadPhaseView.replacesContent(directory.phase, hasContent: !directory.customers.isEmpty) {
             frame.render(LoadPhaseView(phase: directory.phase, loading: "Loading customers\u{2026}", canRetry: true, theme: theme), in: list)
         } else {
-            frame.render(ListView(rows(directory.customers, wide: list.width >= 100), selected: searchFocused ? nil : directory.selectedIndex,
+            // A row's text has the list's width less the marker and the space after it.
+            frame.render(ListView(rows(directory.customers, columns: list.width - 2), selected: searchFocused ? nil : directory.selectedIndex,
                                   theme: theme, hitPrefix: "customer."), in: list)
         }
         let shown = directory.filter.map { CustomerDirectory.name($0) } ?? "customer\(directory.total == 1 && !directory.totalCapped ? "" : "s")"

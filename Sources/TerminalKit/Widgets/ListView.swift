@@ -2,11 +2,15 @@
 /// "\(hitPrefix)\(index)".
 public struct ListView: Widget {
     public struct Item: Hashable, Sendable {
-        public var text: String
+        public let text: String
         public var style: Style?
+        /// Columns of `text`, measured once when the item is made: a frame that draws the rows
+        /// again (every selection move) cuts only those too wide for their row.
+        public let width: Int
         public init(_ text: String, style: Style? = nil) {
             self.text = text
             self.style = style
+            width = CharacterWidth.of(text)
         }
     }
 
@@ -50,7 +54,8 @@ public struct ListView: Widget {
                 // without building that string for every row of every frame.
                 let style = item.style ?? textStyle
                 frame.buffer.put(" ", x: area.x, y: area.y, style: style, clip: area)
-                frame.buffer.put(CharacterWidth.truncate(item.text, to: area.width - 1), x: area.x + 1, y: area.y, style: style, clip: area)
+                let text = item.width <= area.width - 1 ? item.text : CharacterWidth.truncate(item.text, to: area.width - 1)
+                frame.buffer.put(text, x: area.x + 1, y: area.y, style: style, clip: area)
             } else {
                 frame.render(Line(" " + item.text, style: item.style ?? textStyle, truncates: true), in: area)
             }
