@@ -117,7 +117,7 @@ final class HomeScreen: Screen {
     private func rows(_ customers: [CustomerSummary], columns: Int) -> [ListView.Item] {
         // Array equality is a pointer comparison while the page is the same array.
         if let built = builtRows, built.columns == columns, built.customers == customers { return built.items }
-        let wide = columns >= 98
+        let wide = columns + 2 >= 100  // a list 100 columns wide or wider: whole ids up to 20
         let nameWidth = min(22, max(12, customers.map { CharacterWidth.of(Display.customerName($0.name)) }.max() ?? 12))
         // Ids whole when they fit, else cut in the middle: ids of one prefix differ at the end.
         let idWidth = min(wide ? 20 : 14, max(9, customers.map { CharacterWidth.of($0.id) }.max() ?? 9))
