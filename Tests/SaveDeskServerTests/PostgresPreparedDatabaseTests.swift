@@ -128,4 +128,40 @@ struct PostgresPreparedDatabaseTests {
         await store.close()
         #expect(later == ["cus_a"])
     }
+
+    /// A fold of the responses listed for the rollups reads the listed ones by key, and its
+    /// statements are planned when they run, not kept prepared: a plan kept from a smaller table
+    /// (a new database's few rows) scanned all of it as it grew, and a join of the list let the
+    /// planner hash the list and scan every response and answer, so a fold cost what the tables
+    /// held, not what it folded.
+    @Test func aFoldReadsTheListedResponsesByKeyAndIsPlannedWhenItRuns() async throws {
+        let store = try await Self.open()
+        func row(_ n: Int) -> CancelFlowResponseRow {
+            CancelFlowResponseRow(
+                id: "cr_\(n)", customerId: "cus_a", productId: "premium_monthly", outcome: "retained", offerShown: true,
+                offerAccepted: n % 2 == 0, pauseShown: false, pauseAccepted: false, pauseDurationDays: nil, lastStepSeen: 2,
+                answers: [.init(questionId: 1, optionId: 11, freeText: nil), .init(questionId: 2, optionId: nil, freeText: "why \(n)")],
+                answersJSON: "[]", variantId: nil, actor: "app", livemode: false, createdAt: Int64(n)
+            )
+        }
+        try await store.transaction { data in for n in 0..<3_000 { try await data.cancelFlow.insert(row(n)) } }
+        try await store.transaction { data in _ = try await data.cancelFlow.foldUnrolled(livemode: false, first: 5_000) }
+        for n in 3_000..<3_005 { try await store.transaction { data in try await data.cancelFlow.insert(row(n)) } }
+        try await store.sqlTransaction { db in try await db.raw("ANALYZE").run() }
+        let plans = try await store.sqlTransaction { db in
+            var plans: [String] = []
+            for source in [Schema.unrolledResponses(.postgres, livemode: false, first: 128), Schema.unrolledAnswers(.postgres, livemode: false, first: 128)] {
+                let lines = try await db.raw(SQLQueryString("EXPLAIN SELECT count(*) FROM \(source)")).all()
+                plans.append(try lines.map { try $0.decode(column: "QUERY PLAN", as: String.self) }.joined(separator: "\n"))
+            }
+            return plans
+        }
+        let folded = try await store.transaction { data in try await data.cancelFlow.foldUnrolled(livemode: false, first: 128) }
+        let prepared = try await Self.prepared(store)
+        await store.close()
+        #expect(folded == 5)
+        for plan in plans { #expect(!plan.contains("Seq Scan on cancel_flow_responses") && !plan.contains("Seq Scan on cancel_flow_answers"), "\(plan)") }
+        let kept = prepared.filter { $0.statement.contains("FROM cancel_flow_unrolled WHERE livemode") }
+        #expect(kept.isEmpty, "\(kept.count) kept, as \(kept.prefix(2).map(\.statement))")
+    }
 }

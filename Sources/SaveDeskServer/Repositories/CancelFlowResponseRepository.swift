@@ -263,13 +263,16 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
     }
 
     func foldUnrolled(livemode: Bool, first: Int) async throws -> Int {
+        // Planned on each run: the list's and the responses' sizes change all the time, and a
+        // fold's cost must follow what it folds, not the plan of a smaller table.
+        let db = db.plannedEachRun
         let chunk = Schema.unrolledIds(livemode: livemode, first: first)
         let pending = try await db.raw("SELECT count(*) AS n FROM \(unsafeRaw: chunk) AS chunk").first()?.decode(column: "n", as: Int.self) ?? 0
         guard pending > 0 else { return 0 }
         for grain in CancelFlowRollups.Grain.allCases {
             let statements = Schema.addToRollups(
-                grain, responses: Schema.unrolledResponses(livemode: livemode, first: first),
-                answers: Schema.unrolledAnswers(livemode: livemode, first: first), upsert: true
+                grain, responses: Schema.unrolledResponses(kind, livemode: livemode, first: first),
+                answers: Schema.unrolledAnswers(kind, livemode: livemode, first: first), upsert: true
             )
             for statement in statements { try await db.raw(SQLQueryString(statement)).run() }
         }
@@ -302,8 +305,8 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
             }
             sources.append((tiled, true))
         }
-        let outcomes = read.add(Self.outcomeQuery(livemode: livemode, buckets: split.buckets, sources: sources, actor: actor), columns: OutcomeSum.columns)
-        let counts = read.add(Self.countQuery(livemode: livemode, buckets: split.buckets, sources: sources, actor: actor), columns: CountSum.columns)
+        let outcomes = read.add(Self.outcomeQuery(kind, livemode: livemode, buckets: split.buckets, sources: sources, actor: actor), columns: OutcomeSum.columns)
+        let counts = read.add(Self.countQuery(kind, livemode: livemode, buckets: split.buckets, sources: sources, actor: actor), columns: CountSum.columns)
         let sampled = questions.isEmpty ? nil
             : read.add(Self.sampleQuery(questions: questions, livemode: livemode, span: (from, to), actor: actor, limit: samples), columns: Sample.columns)
         guard let row = try await read.run(on: db) else { return figures }
@@ -363,7 +366,7 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
 
     /// The outcomes per actor: the rollups of `buckets` and the rows of `sources`, summed.
     private static func outcomeQuery(
-        livemode: Bool, buckets: [(grain: CancelFlowRollups.Grain, span: Span)], sources: [(span: Span, listedOnly: Bool)], actor: String?
+        _ kind: Store.Kind, livemode: Bool, buckets: [(grain: CancelFlowRollups.Grain, span: Span)], sources: [(span: Span, listedOnly: Bool)], actor: String?
     ) -> SQLQueryString {
         let sums = ["n"] + CancelFlowRollups.flags
         let rollups = buckets.map { bucket -> SQLQueryString in
@@ -372,7 +375,7 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
         }
         let perRow = (["1 AS n"] + CancelFlowRollups.flags.map { CancelFlowRollups.oneIf($0) + " AS " + $0 }).joined(separator: ", ")
         let rows = sources.map { source -> SQLQueryString in
-            "SELECT actor, outcome, \(unsafeRaw: perRow) FROM " + Self.source(source, answers: false, livemode: livemode)
+            "SELECT actor, outcome, \(unsafeRaw: perRow) FROM " + Self.source(source, answers: false, kind, livemode: livemode)
                 + " WHERE " + filter(livemode: livemode, column: "created_at", span: source.span, actor: actor)
         }
         // PostgreSQL sums BIGINTs as NUMERIC; the cast makes them integers on both engines.
@@ -383,7 +386,7 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
     /// The counts: the rollups of `buckets` (one actor's, or those summing every actor's) and the
     /// rows of `sources`, summed.
     private static func countQuery(
-        livemode: Bool, buckets: [(grain: CancelFlowRollups.Grain, span: Span)], sources: [(span: Span, listedOnly: Bool)], actor: String?
+        _ kind: Store.Kind, livemode: Bool, buckets: [(grain: CancelFlowRollups.Grain, span: Span)], sources: [(span: Span, listedOnly: Bool)], actor: String?
     ) -> SQLQueryString {
         let rollups = buckets.map { bucket -> SQLQueryString in
             "SELECT dimension, question_id, value, n FROM \(ident: bucket.grain.countsTable) WHERE "
@@ -392,7 +395,7 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
         let rows = sources.flatMap { source in
             CancelFlowRollups.counted.map { count -> SQLQueryString in
                 "SELECT \(literal: count.dimension.rawValue) AS dimension, \(unsafeRaw: count.question) AS question_id, \(unsafeRaw: count.value) AS value, 1 AS n FROM "
-                    + Self.source(source, answers: count.fromAnswers, livemode: livemode)
+                    + Self.source(source, answers: count.fromAnswers, kind, livemode: livemode)
                     + " WHERE " + filter(livemode: livemode, column: "created_at", span: source.span, actor: actor) + " AND \(unsafeRaw: count.filter)"
             }
         }
@@ -404,12 +407,12 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
 
     /// The rows (responses, or their `answers`) of a source: a span of the table, or the rows of
     /// the responses listed for the next fold.
-    private static func source(_ source: (span: Span, listedOnly: Bool), answers: Bool, livemode: Bool) -> SQLQueryString {
+    private static func source(_ source: (span: Span, listedOnly: Bool), answers: Bool, _ kind: Store.Kind, livemode: Bool) -> SQLQueryString {
         switch (source.listedOnly, answers) {
         case (false, false): "cancel_flow_responses"
         case (false, true): "cancel_flow_answers"
-        case (true, false): "\(unsafeRaw: Schema.unrolledResponses(livemode: livemode))"
-        case (true, true): "\(unsafeRaw: Schema.unrolledAnswers(livemode: livemode))"
+        case (true, false): "\(unsafeRaw: Schema.unrolledResponses(kind, livemode: livemode))"
+        case (true, true): "\(unsafeRaw: Schema.unrolledAnswers(kind, livemode: livemode))"
         }
     }
 

@@ -86,6 +86,9 @@ struct PostgresPreparedDatabase: AsyncSQLDatabase {
         return state == "25P02" || state == "0A000" || state.hasPrefix("42") || state.hasPrefix("26")
     }
 
+    /// The same connection without names: each statement parsed and planned on each run.
+    var plannedEachRun: any SQLDatabase { connection.sql(queryLogLevel: nil) }
+
     /// The statement PostgresNIO prepares and runs: its name and text are the task's.
     struct Named: PostgresPreparedStatement {
         struct Text: Sendable {
@@ -123,6 +126,16 @@ final class PreparedNames: Sendable {
             return name
         }
     }
+}
+
+extension SQLDatabase {
+    /// This database, but each statement planned when it runs (on PostgreSQL, unnamed; SQLite
+    /// plans every statement it prepares): for statements over tables whose size changes much
+    /// between runs. A named statement keeps the plan PostgreSQL made for the table's size the
+    /// first time (a statement without parameters keeps its generic plan until the table is
+    /// analyzed again), and a plan for the few rows of a new database, kept while the table grows,
+    /// scans all of it.
+    var plannedEachRun: any SQLDatabase { (self as? PostgresPreparedDatabase)?.plannedEachRun ?? self }
 }
 
 /// Any optional, to look inside one whose wrapped type is not known.
