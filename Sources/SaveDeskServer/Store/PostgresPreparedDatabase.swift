@@ -86,9 +86,6 @@ struct PostgresPreparedDatabase: AsyncSQLDatabase {
         return state == "25P02" || state == "0A000" || state.hasPrefix("42") || state.hasPrefix("26")
     }
 
-    /// The same connection without names: each statement parsed and planned on each run.
-    var plannedEachRun: any SQLDatabase { connection.sql(queryLogLevel: nil) }
-
     /// The statement PostgresNIO prepares and runs: its name and text are the task's.
     struct Named: PostgresPreparedStatement {
         struct Text: Sendable {
@@ -135,7 +132,7 @@ extension SQLDatabase {
     /// first time (a statement without parameters keeps its generic plan until the table is
     /// analyzed again), and a plan for the few rows of a new database, kept while the table grows,
     /// scans all of it.
-    var plannedEachRun: any SQLDatabase { (self as? PostgresPreparedDatabase)?.plannedEachRun ?? self }
+    var plannedEachRun: any SQLDatabase { (self as? PostgresPreparedDatabase)?.connection.sql(queryLogLevel: nil) ?? self }
 }
 
 /// Any optional, to look inside one whose wrapped type is not known.
