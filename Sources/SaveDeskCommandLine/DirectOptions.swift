@@ -6,8 +6,10 @@
 /// (`savedesk tui`): ArgumentParser reflects the command and its built-in flags before it parses,
 /// and each type it meets is looked up among every protocol conformance of the binary (about
 /// 12,000): 2–3 ms of the console's start. Whatever this does not take, ArgumentParser reads (and
-/// answers) as before, so its help and its errors stay the only ones.
-public func directOptions(_ arguments: some Collection<String>, names: [String]) -> [String: String]? {
+/// answers) as before, so its help and its errors stay the only ones. The arguments are an array,
+/// not any collection: a generic function another module calls runs unspecialized, and the types
+/// it uses are made at run time, with more of those scans.
+public func directOptions(_ arguments: [String], names: [String]) -> [String: String]? {
     var values: [String: String] = [:]
     var rest = arguments[...]
     while let argument = rest.popFirst() {

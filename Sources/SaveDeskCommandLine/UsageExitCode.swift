@@ -3,14 +3,9 @@ import Foundation
 
 extension AsyncParsableCommand {
     /// Runs the command as ArgumentParser's `main` does, except that a usage error exits 2 (as the
-    /// README says for both `savedesk` and `savedesk-server`), not 64. `parsed` is the command when
-    /// the caller has read it already (see `directOptions`); otherwise ArgumentParser reads it.
-    public static func runExitingTwoOnUsageError(parsed: (any AsyncParsableCommand)? = nil) async {
+    /// README says for both `savedesk` and `savedesk-server`), not 64.
+    public static func runExitingTwoOnUsageError() async {
         do {
-            if var parsed {
-                try await parsed.run()
-                return
-            }
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()

@@ -27,7 +27,11 @@ struct SaveDeskCommand: AsyncParsableCommand {
     static func main() {
         SaveDeskClient.useOneNetworkThread()
         Task { @MainActor in
-            await runExitingTwoOnUsageError(parsed: TUICommand.direct(Array(CommandLine.arguments.dropFirst())))
+            if let console = TUICommand.direct(Array(CommandLine.arguments.dropFirst())) {
+                do { try await console.run() } catch { TUICommand.exit(withError: error) }
+            } else {
+                await runExitingTwoOnUsageError()
+            }
             Foundation.exit(0)
         }
         ConsoleMainThread.run()

@@ -61,18 +61,29 @@ struct TUICommand: AsyncParsableCommand {
     static let optionNames = ["server", "key", "profile", "theme"]
 
     /// `savedesk tui` and its options as people type them, read without ArgumentParser (see
-    /// `directOptions`); nil for any other command line.
-    static func direct(_ arguments: [String]) -> TUICommand? {
+    /// `directOptions`); nil for any other command line. Not a `TUICommand`: making one runs
+    /// ArgumentParser's option wrappers, which look their types up among the conformances too.
+    static func direct(_ arguments: [String]) -> ConsoleStart? {
         guard arguments.first == configuration.commandName,
-              let values = directOptions(arguments.dropFirst(), names: optionNames) else { return nil }
-        var command = TUICommand()
-        command.server = values["server"]
-        command.key = values["key"]
-        command.profile = values["profile"]
-        command.theme = values["theme"]
-        return command
+              let values = directOptions(Array(arguments.dropFirst()), names: optionNames) else { return nil }
+        return ConsoleStart(server: values["server"], key: values["key"], profile: values["profile"], theme: values["theme"])
     }
 
+    func run() async throws {
+        try await ConsoleStart(server: server, key: key, profile: profile, theme: theme).run()
+    }
+}
+
+/// `savedesk tui` once its options are read: the console's whole start, on the main thread, which
+/// draws the first frame (a nonisolated `async` function such as `run()` starts on the concurrency
+/// pool: the console made the pool's threads and waited for them before it drew anything).
+struct ConsoleStart {
+    var server: String?
+    var key: String?
+    var profile: String?
+    var theme: String?
+
+    @MainActor
     func run() async throws {
         let settings: CLISettings
         do {
