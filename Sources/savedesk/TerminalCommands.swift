@@ -19,6 +19,7 @@ struct DemoCommand: AsyncParsableCommand {
     static let operatorKey = "sk_test_savedesk_demo_marco_0001"
 
     func run() async throws {
+        try TerminalSession.requireTerminal()
         let directory = dataDir.map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-demo-\(UUID().uuidString.prefix(8))")
         let serverDirectory = directory.appendingPathComponent("server")
@@ -88,6 +89,7 @@ struct ConsoleStart {
         let settings: CLISettings
         do {
             settings = try CLISettings.resolve(server: server, key: key, profile: profile)
+            try TerminalSession.requireTerminal()
         } catch {
             FileHandle.standardError.write(Data("error: \(error.message)\n".utf8))
             throw ExitCode(error.code.rawValue)
@@ -100,11 +102,16 @@ struct ConsoleStart {
 }
 
 enum TerminalSession {
-    @MainActor
-    static func run(serverURL: URL, key: String, dataDirectory: URL, theme: String?) async throws -> Int32 {
+    /// Checked before stderr goes to the log file (`TerminalLog`), so the sentence reaches the
+    /// person.
+    static func requireTerminal() throws(CLIError) {
         guard isatty(STDOUT_FILENO) == 1, isatty(STDIN_FILENO) == 1 else {
             throw CLIError(message: "the terminal UI needs a terminal; the headless commands (savedesk flow, customers…) work without one", code: .usage)
         }
+    }
+
+    @MainActor
+    static func run(serverURL: URL, key: String, dataDirectory: URL, theme: String?) async throws -> Int32 {
         let (chosen, problem) = ThemeChoice.resolve(theme)
         if let problem { FileHandle.standardError.write(Data("warning: \(problem)\n".utf8)) }
         let model = try AppModel(serverURL: serverURL, key: key, dataDirectory: dataDirectory)

@@ -43,4 +43,13 @@ struct ConsoleCommandLineTests {
         let unknown = try await server.run(["tui", "--bogus"])
         #expect(unknown.status == 2 && unknown.stderr.contains("--bogus"), "\(unknown.stderr)")
     }
+
+    /// Without a terminal the console says so on stderr (before stderr goes to its log file) and
+    /// exits 2, a usage error.
+    @Test func theConsoleWithoutATerminalSaysSo() async throws {
+        let server = try await CommandRunner.start()
+        defer { Task { await server.stop() } }
+        let result = try await server.run(["tui"])
+        #expect(result.status == 2 && result.stderr.contains("the terminal UI needs a terminal"), "\(result.status): \(result.stderr)")
+    }
 }
