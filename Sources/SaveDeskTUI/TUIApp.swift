@@ -30,13 +30,21 @@ public final class TUIApp {
 
     /// Loads the home screen and checks the server; with `live`, follows the server's event
     /// stream so screens move by themselves (the console does; snapshots stay still).
+    /// The first screen's own load goes first and alone: the event stream and the session check
+    /// (who is signed in, the server's clock, the outbox) start when it has its answer. Started
+    /// together, on 2 cores, the three calls' work in the console and in the server held the first
+    /// page back.
     public func start(live: Bool = false) {
         act(screen(for: model.currentRoute).appear())
-        perform { await self.model.start() }
+        let firstLoad = Array(work.values)
         if live {
             model.onChange = { [weak self] change in self?.follow(change) }
             model.onResync = { [weak self] in self?.resync() }
-            model.startLive()
+        }
+        perform {
+            for task in firstLoad { await task.value }
+            if live { self.model.startLive() }
+            await self.model.start()
         }
     }
 

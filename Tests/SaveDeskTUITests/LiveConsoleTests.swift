@@ -26,6 +26,21 @@ struct LiveConsoleTests {
         return nil
     }
 
+    /// The home screen's first page goes alone (`TUIApp.start`): the event stream and the session
+    /// check start when it has its answer, then both come.
+    @Test func theEventStreamAndTheSessionCheckWaitForTheFirstPage() async throws {
+        let harness = try await Harness.start(startApp: false)
+        defer { Task { await harness.stop() } }
+        let app = harness.app
+        app.start(live: true)
+        #expect(app.model.live == .off, "the event stream waits for the home screen's first page")
+        await app.settle()
+        #expect(app.model.live != .off)
+        #expect(app.model.operatorName != nil, "the session was checked")
+        await waitFor("\u{21BB} live", on: harness)
+        #expect(harness.text().contains("Ava Thompson"))
+    }
+
     @Test func theCustomerPaysAndAppleTurnsRenewalOffWhileTheAgentPressesNothing() async throws {
         let harness = try await Harness.start(startApp: false)
         defer { Task { await harness.stop() } }
