@@ -65,6 +65,7 @@ public final class AppModel {
     @ObservationIgnored private var retries: [Int: @MainActor () async -> Void] = [:]
     @ObservationIgnored private var nextToastId = 1
     @ObservationIgnored private var outboxWatch: Task<Void, Never>?
+    @ObservationIgnored private var earlyFirstPage: EarlyFirstPage?
 
     /// `dataDirectory` holds the outboxes (one per server and key), the dismissal cache and the
     /// StoreKit sync queue.
@@ -232,7 +233,15 @@ public final class AppModel {
     // MARK: Flow models, sharing this console's client
 
     public func makeDirectory(debounce: Duration = .milliseconds(200)) -> CustomerDirectory {
-        CustomerDirectory(calls: client, debounce: debounce)
+        defer { earlyFirstPage = nil }
+        return CustomerDirectory(calls: earlyFirstPage ?? client, debounce: debounce)
+    }
+
+    /// Asks for the customer list's first page now, before any screen exists (the console's
+    /// start): the answer travels while the terminal is set up, and the first directory made
+    /// (the home screen's) shows it on its first load instead of asking then.
+    public func askForFirstPageEarly() {
+        earlyFirstPage = EarlyFirstPage(calls: client, perPage: CustomerDirectory.defaultPerPage)
     }
 
     public func makeOverview(customerId: String) -> CustomerOverview {

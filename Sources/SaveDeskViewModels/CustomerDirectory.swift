@@ -28,7 +28,10 @@ public final class CustomerDirectory {
     @ObservationIgnored private var pending: Task<Void, Never>?
     @ObservationIgnored private var generation = 0
 
-    public init(calls: any CustomerSearchCalls, debounce: Duration, perPage: Int = 20) {
+    /// A page's customers unless told otherwise.
+    public static let defaultPerPage = 20
+
+    public init(calls: any CustomerSearchCalls, debounce: Duration, perPage: Int = defaultPerPage) {
         self.calls = calls
         self.debounce = debounce
         self.perPage = perPage

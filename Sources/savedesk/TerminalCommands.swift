@@ -115,6 +115,7 @@ enum TerminalSession {
         let (chosen, problem) = ThemeChoice.resolve(theme)
         if let problem { FileHandle.standardError.write(Data("warning: \(problem)\n".utf8)) }
         let model = try AppModel(serverURL: serverURL, key: key, dataDirectory: dataDirectory)
+        model.askForFirstPageEarly()
         let runner = TUIRunner(model: model, theme: chosen, problem: problem)
         return await runner.run()
     }

@@ -38,6 +38,26 @@ struct DirectoryAndFunnelFakeTests {
                 && directory.emptyMessage == "No customer matches \u{201C}nobody\u{201D}.")
     }
 
+    /// The console asks for the first page as it starts (`AppModel.askForFirstPageEarly`): the
+    /// question is on its way before any directory exists, the first directory's first load shows
+    /// that answer without asking again, and every later load asks anew.
+    @Test func theFirstPageAskedEarlyIsTheFirstLoadsAnswerAndOnlyItsOwn() async {
+        let calls = FakeDeskCalls(names: Self.names)
+        calls.delay("", by: .milliseconds(50))
+        let early = EarlyFirstPage(calls: calls, perPage: CustomerDirectory.defaultPerPage)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while calls.searches.isEmpty, ContinuousClock.now < deadline { await Task.yield() }
+        #expect(calls.searches == [""], "asked before any directory exists")
+        let directory = CustomerDirectory(calls: early, debounce: .zero)
+        await directory.reload()
+        #expect(directory.phase == .loaded && directory.total == 45 && calls.searches == [""], "the first load took the early answer")
+        await directory.reload()
+        directory.setQuery("ava")
+        await directory.settle()
+        #expect(calls.searches == ["", "", "ava"], "later loads ask")
+        #expect(directory.customers.map(\.name) == ["Ava Thompson"])
+    }
+
     @Test func pagingAndSelectionStayInRange() async {
         let calls = FakeDeskCalls(names: Self.names)
         let directory = CustomerDirectory(calls: calls, debounce: .zero)
