@@ -60,6 +60,11 @@ enum TUIBench {
             if let chunk = read(master, timeoutMs: 5) { screen.append(chunk) }
             if String(decoding: screen, as: UTF8.self).contains("Thompson") { data = DispatchTime.now() }
         }
+        func since(_ time: DispatchTime?) -> Double { time.map { Double($0.uptimeNanoseconds - start.uptimeNanoseconds) / 1e6 } ?? .nan }
+        // A start only: the first frames, no moves.
+        if moves == 0 {
+            return Result(firstFrameMs: since(first), firstDataMs: since(data), latenciesMs: [], bytes: [], peakRSSKiB: 0, failures: 0, cpuPerMoveUs: 0)
+        }
         drain(master, quietMs: 300)
         // From the search field into the list.
         write(master, "\u{1B}OB")
@@ -85,7 +90,6 @@ enum TUIBench {
         let rss = peakRSS(pid)
         write(master, "q")
         drain(master, quietMs: 300)
-        func since(_ time: DispatchTime?) -> Double { time.map { Double($0.uptimeNanoseconds - start.uptimeNanoseconds) / 1e6 } ?? .nan }
         return Result(firstFrameMs: since(first), firstDataMs: since(data),
                       latenciesMs: latencies.sorted(), bytes: bytes.sorted(), peakRSSKiB: rss, failures: failures,
                       cpuPerMoveUs: cpuPerMoveUs)
@@ -150,7 +154,7 @@ enum TUIBench {
     /// the goals: Textual (Python), and the compiled peers Bubble Tea (Go) and tui-rs (Rust), which
     /// `make bench-tui` builds offline from Debian's packages.
     static func report(binary: String, peers: [Subject], server: String, key: String) {
-        print("\nterminal UI in a pseudo-terminal, side by side with its peers (the same screen and data); 3 runs, median (min–max)")
+        print("\nterminal UI in a pseudo-terminal, side by side with its peers (the same screen and data); 3 runs, median (min–max); the first frames from \(3 + extraStarts) starts")
         let savedesk = Subject(name: "savedesk tui", argv: [binary, "tui", "--server", server, "--key", key])
         var at80: [String: Summary] = [:]
         for (subject, sizes) in [(savedesk, [(80, 24), (200, 60)])] + peers.map({ ($0, [(80, 24)]) }) {
@@ -208,10 +212,18 @@ enum TUIBench {
         var rssMB: Double
     }
 
+    /// Starts measured besides the three runs with moves, for the first frame and the first frame
+    /// with data.
+    static let extraStarts = 20
+
     static func measure(_ subject: Subject, width: Int, height: Int) -> Summary? {
         do {
             var results: [Result] = []
             for _ in 0..<3 { results.append(try run(subject, width: width, height: height, moves: 200)) }
+            // The first frames, from these runs and `extraStarts` more starts: a start takes a few
+            // milliseconds, and three of them moved by a millisecond or two from run to run.
+            var starts = results
+            for _ in 0..<extraStarts { starts.append(try run(subject, width: width, height: height, moves: 0)) }
             let latencies = results.flatMap(\.latenciesMs).sorted()
             let bytes = results.flatMap(\.bytes).sorted()
             guard !latencies.isEmpty else {
@@ -223,7 +235,7 @@ enum TUIBench {
                 return (sorted[sorted.count / 2], sorted.first!, sorted.last!)
             }
             func p(_ q: Double) -> Double { latencies[min(latencies.count - 1, Int(Double(latencies.count) * q))] }
-            let first = median(results.map(\.firstFrameMs)), data = median(results.map(\.firstDataMs))
+            let first = median(starts.map(\.firstFrameMs)), data = median(starts.map(\.firstDataMs))
             let rss = median(results.map { Double($0.peakRSSKiB) / 1024 })
             let cpu = median(results.map(\.cpuPerMoveUs))
             let line = subject.name.padding(toLength: 14, withPad: " ", startingAt: 0) + String(
