@@ -91,8 +91,10 @@ fn main() -> io::Result<()> {
             frame.render_stateful_widget(list, areas[2], &mut state);
             frame.render_widget(Paragraph::new(footer), areas[3]);
         })?;
-        // Wait for a key, or look for the page again shortly while it is loading.
-        if !event::poll(Duration::from_millis(if page.is_none() { 5 } else { 1_000 }))? {
+        // Wait for a key, or look for the page again while it is loading: every millisecond
+        // (crossterm cannot be woken by the loading thread; at 5 ms the page waited up to 5 ms
+        // after it had come, most of this app's first frame with data).
+        if !event::poll(Duration::from_millis(if page.is_none() { 1 } else { 1_000 }))? {
             continue;
         }
         if let Event::Key(key) = event::read()? {
