@@ -58,6 +58,20 @@ struct DirectoryAndFunnelFakeTests {
         #expect(directory.customers.map(\.name) == ["Ava Thompson"])
     }
 
+    /// A server that is down when the console starts: the first load shows the early call's
+    /// failure, and Retry (a second load) asks the server again.
+    @Test func aFailedEarlyFirstPageIsTheFirstLoadsFailureAndRetryAsksAgain() async {
+        let calls = FakeDeskCalls(names: Self.names)
+        calls.setDown(true)
+        let early = EarlyFirstPage(calls: calls, perPage: CustomerDirectory.defaultPerPage)
+        let directory = CustomerDirectory(calls: early, debounce: .zero)
+        await directory.reload()
+        #expect(directory.phase == .failed("the SaveDesk server could not be reached"))
+        calls.setDown(false)
+        await directory.reload()
+        #expect(directory.phase == .loaded && directory.total == 45)
+    }
+
     @Test func pagingAndSelectionStayInRange() async {
         let calls = FakeDeskCalls(names: Self.names)
         let directory = CustomerDirectory(calls: calls, debounce: .zero)
