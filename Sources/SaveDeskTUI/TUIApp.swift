@@ -28,10 +28,9 @@ public final class TUIApp {
         self.theme = theme
     }
 
-    /// Loads the home screen and checks the server; with `live`, follows the server's event
-    /// stream so screens move by themselves (the console does; snapshots stay still).
-    /// The first screen's own load goes first and alone: the event stream and the session check
-    /// (who is signed in, the server's clock, the outbox) start when it has its answer. Started
+    /// Loads the home screen, then checks the server (who is signed in, the server's clock, the
+    /// outbox) and, with `live`, follows the server's event stream so screens move by themselves
+    /// (the console does; snapshots stay still). The first screen's load goes alone: started
     /// together, on 2 cores, the three calls' work in the console and in the server held the first
     /// page back.
     public func start(live: Bool = false) {
