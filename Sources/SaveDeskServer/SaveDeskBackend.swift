@@ -299,7 +299,7 @@ public enum SaveDeskBackend {
                     let now = dataClock.now(.job(Self.foldJob, livemode: livemode)).unixSeconds
                     metrics.foldBacklog(livemode: livemode, oldestAge: backlog.map { now - $0.oldest } ?? 0, waiting: backlog?.count ?? 0)
                     guard backlog != nil else { continue }
-                    while try await store.transaction(key: CancelFlowRollups.lockKey, { data in
+                    while try await store.queuedTransaction(key: CancelFlowRollups.lockKey, { data in
                         try await data.cancelFlow.foldUnrolled(livemode: livemode, first: CancelFlowRollups.foldChunk)
                     }) == CancelFlowRollups.foldChunk {}
                 }

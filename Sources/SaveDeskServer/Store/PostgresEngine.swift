@@ -9,7 +9,8 @@ import Synchronization
 /// The shared engine: a PostgreSQL database that several server instances use at once, through
 /// a pool of connections per instance.
 ///
-/// Every write transaction is SERIALIZABLE: whatever must happen once (an Idempotency-Key's
+/// Every write transaction is SERIALIZABLE (a queued one, the fold's, REPEATABLE READ under its
+/// key alone): whatever must happen once (an Idempotency-Key's
 /// answer, one discount per subscription, one pause, one App Store notification per UUID, the
 /// settlement of a subscription's billing) is read and written in one transaction, and
 /// PostgreSQL aborts whichever of two overlapping transactions would break that. The loser is
@@ -17,14 +18,17 @@ import Synchronization
 /// does. A transaction that keeps losing is refused with 503 and Retry-After, never a 500.
 ///
 /// Changes to one customer would race all the time (fifty taps on one offer), so a transaction
-/// with a key first takes a session advisory lock on it and only then begins: its snapshot is
-/// taken after the previous holder committed, so it sees that work and does not conflict.
+/// with a key that meets another of it (`KeysInFlight`) first takes a session advisory lock on it
+/// and only then begins: its snapshot is taken after the previous holder committed, so it sees
+/// that work and does not conflict.
 final class PostgresEngine: StoreEngine {
     private let client: PostgresClient
     private let runner: Task<Void, Never>
     private let logger: Logger
     /// The names given to the statements transactions run (see `PostgresPreparedDatabase`).
     private let names = PreparedNames()
+    /// The keys this instance's transactions are working on now.
+    private let keysInFlight = KeysInFlight()
 
     /// How long an instance waits at start for its database to answer.
     static let startTimeout: Duration = .seconds(10)
@@ -154,29 +158,35 @@ final class PostgresEngine: StoreEngine {
     }
 
     func transaction<Prior, T>(
-        keys: [String], prelude: (any SQLDatabase) async throws -> Prior, _ body: (any SQLDatabase, Prior) async throws -> T
+        keys: [String], queued: Bool, prelude: (any SQLDatabase) async throws -> Prior, _ body: (any SQLDatabase, Prior) async throws -> T
     ) async throws -> T {
         do {
-            return try await attemptTransaction(keys: keys, prelude: prelude, body)
+            return try await attemptTransaction(keys: keys, queued: queued && !keys.isEmpty, prelude: prelude, body)
         } catch {
             throw Self.unavailable(error) ?? error
         }
     }
 
     private func attemptTransaction<Prior, T>(
-        keys: [String], prelude: (any SQLDatabase) async throws -> Prior, _ body: (any SQLDatabase, Prior) async throws -> T
+        keys: [String], queued: Bool, prelude: (any SQLDatabase) async throws -> Prior, _ body: (any SQLDatabase, Prior) async throws -> T
     ) async throws -> T {
+        // Alone in this instance on its keys, a first run goes without their locks (see `KeysInFlight`).
+        let alone = keysInFlight.enter(keys)
+        defer { keysInFlight.leave(keys) }
         var attempt = 1
         while true {
+            let locking = queued || !keys.isEmpty && !(alone && attempt == 1)
             do {
                 return try await withConnection { connection in
                     // Every statement prepared once per connection, the key's lock and release too.
                     let db = PostgresPreparedDatabase(connection: connection, names: names, logger: logger)
                     let outcome: Result<T, any Error>
                     do {
-                        for key in keys { try await db.raw("SELECT pg_advisory_lock(hashtextextended(\(bind: key), 0))").run() }
+                        if locking {
+                            for key in keys { try await db.raw("SELECT pg_advisory_lock(hashtextextended(\(bind: key), 0))").run() }
+                        }
                         let prior = try await prelude(db)
-                        try await connection.query("BEGIN ISOLATION LEVEL SERIALIZABLE", logger: logger)
+                        try await connection.query(queued ? "BEGIN ISOLATION LEVEL REPEATABLE READ" : "BEGIN ISOLATION LEVEL SERIALIZABLE", logger: logger)
                         let value = try await body(db, prior)
                         try await connection.query("COMMIT", logger: logger)
                         outcome = .success(value)
@@ -189,7 +199,7 @@ final class PostgresEngine: StoreEngine {
                         _ = try? await connection.query("ROLLBACK", logger: logger)
                         outcome = .failure(error)
                     }
-                    if !keys.isEmpty {
+                    if locking {
                         do {
                             // Every key taken (some, if one was not granted in time).
                             try await db.raw("SELECT pg_advisory_unlock_all()").run()
@@ -268,6 +278,42 @@ final class PostgresEngine: StoreEngine {
         func enqueue(_ job: consuming ExecutorJob) {
             let job = UnownedJob(job)
             loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        }
+    }
+
+    /// The keys of this instance's transactions under way, each with how many hold it. A
+    /// transaction whose keys no other one here holds runs first without their advisory locks:
+    /// the lock and its release were two of a change's ten round trips, and a change alone on its
+    /// customer waits for nobody. SERIALIZABLE still settles a race it meets (another instance's
+    /// change of the same customer, or one that began here meanwhile and took the lock): the
+    /// loser runs again, and every run after the first takes the locks, so it queues. A change
+    /// that finds another of its customer under way here takes them at once (fifty taps queue
+    /// from the second).
+    final class KeysInFlight: Sendable {
+        private let counts = Mutex<[String: Int]>([:])
+
+        /// Counts `keys` as held once more; whether none of them was held before.
+        func enter(_ keys: [String]) -> Bool {
+            guard !keys.isEmpty else { return true }
+            return counts.withLock { counts in
+                var alone = true
+                for key in keys {
+                    let held = counts[key, default: 0]
+                    if held > 0 { alone = false }
+                    counts[key] = held + 1
+                }
+                return alone
+            }
+        }
+
+        func leave(_ keys: [String]) {
+            guard !keys.isEmpty else { return }
+            counts.withLock { counts in
+                for key in keys {
+                    let held = counts[key, default: 1] - 1
+                    counts[key] = held > 0 ? held : nil
+                }
+            }
         }
     }
 

@@ -137,9 +137,9 @@ final class SQLiteEngine: StoreEngine {
     }
 
     /// Runs `body` alone in one transaction, committed (perhaps with others' transactions) before
-    /// this returns.
+    /// this returns. The one writer queues every transaction, `queued` or not.
     func transaction<Prior, T>(
-        keys: [String], prelude: (any SQLDatabase) async throws -> Prior, _ body: (any SQLDatabase, Prior) async throws -> T
+        keys: [String], queued: Bool, prelude: (any SQLDatabase) async throws -> Prior, _ body: (any SQLDatabase, Prior) async throws -> T
     ) async throws -> T {
         arriving.add(1, ordering: .relaxed)
         return try await withTaskExecutorPreference(writer.executor) { try await inGroup { db in try await body(db, try await prelude(db)) } }

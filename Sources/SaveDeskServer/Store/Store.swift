@@ -112,14 +112,20 @@ public final class Store: Sendable {
         try await transaction(key: key, alsoLocking: others, prelude: { _ in () }) { data, _ in try await body(data) }
     }
 
+    /// A job's transaction that only transactions of `key` write beside (the cancel-flow fold):
+    /// kept apart from them by the key alone (see `StoreEngine.transaction`'s `queued`).
+    func queuedTransaction<T>(key: String, _ body: (Repositories) async throws -> T) async throws -> T {
+        try await transaction(key: key, alsoLocking: [], queued: true, prelude: { _ in () }) { data, _ in try await body(data) }
+    }
+
     /// The same, with a `prelude` that reads once the keys are held, before the transaction (see
     /// `StoreEngine.transaction`), and hands what it read to the body.
     func transaction<Prior, T>(
-        key: String? = nil, alsoLocking others: [String] = [], prelude: (Repositories) async throws -> Prior,
+        key: String? = nil, alsoLocking others: [String] = [], queued: Bool = false, prelude: (Repositories) async throws -> Prior,
         _ body: (Repositories, Prior) async throws -> T
     ) async throws -> T {
         let recorded = EventsRecorded()
-        let value = try await sqlTransaction(key: key, alsoLocking: others, prelude: { db in try await prelude(Repositories(sql: db, kind: kind)) }) { db, prior in
+        let value = try await sqlTransaction(key: key, alsoLocking: others, queued: queued, prelude: { db in try await prelude(Repositories(sql: db, kind: kind)) }) { db, prior in
             try await body(Repositories(sql: db, kind: kind, recorded: recorded), prior)
         }
         if kind == .postgres, recorded.isSet { tellInstances() }
@@ -162,18 +168,20 @@ public final class Store: Sendable {
     func sqlRead<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await engine.read(body) }
     /// Every transaction is timed from the call to its commit, its wait for the writer (the
     /// first run's) recorded, and each run after the first counted as a retry.
-    func sqlTransaction<T>(key: String? = nil, alsoLocking others: [String] = [], _ body: (any SQLDatabase) async throws -> T) async throws -> T {
-        try await sqlTransaction(key: key, alsoLocking: others, prelude: { _ in () }) { db, _ in try await body(db) }
+    func sqlTransaction<T>(
+        key: String? = nil, alsoLocking others: [String] = [], queued: Bool = false, _ body: (any SQLDatabase) async throws -> T
+    ) async throws -> T {
+        try await sqlTransaction(key: key, alsoLocking: others, queued: queued, prelude: { _ in () }) { db, _ in try await body(db) }
     }
 
     private func sqlTransaction<Prior, T>(
-        key: String?, alsoLocking others: [String], prelude: (any SQLDatabase) async throws -> Prior,
+        key: String?, alsoLocking others: [String], queued: Bool, prelude: (any SQLDatabase) async throws -> Prior,
         _ body: (any SQLDatabase, Prior) async throws -> T
     ) async throws -> T {
         let asked = ContinuousClock.now
         var runs = 0
         defer { metrics.transactionDuration.recordNanoseconds(ServerMetrics.nanoseconds(ContinuousClock.now - asked)) }
-        let value = try await engine.transaction(keys: Set((key.map { [$0] } ?? []) + others).sorted(), prelude: prelude) { db, prior in
+        let value = try await engine.transaction(keys: Set((key.map { [$0] } ?? []) + others).sorted(), queued: queued, prelude: prelude) { db, prior in
             runs += 1
             if runs == 1 {
                 metrics.writerWait.recordNanoseconds(ServerMetrics.nanoseconds(ContinuousClock.now - asked))

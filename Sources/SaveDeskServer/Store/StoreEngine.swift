@@ -18,15 +18,22 @@ protocol StoreEngine: Sendable {
     /// them in the same order) run one after another across instances rather than racing and
     /// being retried.
     ///
-    /// `prelude` only reads, once the keys are held and before the body, and runs again with each
+    /// `prelude` only reads, once the keys are held (on PostgreSQL, if they are taken: see
+    /// `PostgresEngine.KeysInFlight`) and before the body, and runs again with each
     /// run of it; what it returns is handed to the body. On PostgreSQL it runs before the
     /// transaction begins: what it reads sees every earlier holder of the keys' commits but is
     /// not part of the SERIALIZABLE transaction, so no commit is checked against it (the
     /// Idempotency-Key's lookup: read in the transaction, its b-tree page's predicate lock made
     /// writes of unrelated keys conflict). On SQLite, whose writer is alone, it runs first in the
     /// transaction.
+    ///
+    /// `queued`: the keys' holders alone keep this transaction apart from others, because only
+    /// transactions of those keys write what it writes (a job's: the cancel-flow fold). On
+    /// PostgreSQL it always takes the keys' locks and runs REPEATABLE READ: one snapshot, and no
+    /// predicate locks, so the changes beside it (the responses it folds, listed meanwhile) never
+    /// lose a race to it.
     func transaction<Prior, T>(
-        keys: [String], prelude: (any SQLDatabase) async throws -> Prior, _ body: (any SQLDatabase, Prior) async throws -> T
+        keys: [String], queued: Bool, prelude: (any SQLDatabase) async throws -> Prior, _ body: (any SQLDatabase, Prior) async throws -> T
     ) async throws -> T
     /// Runs `body` outside any transaction (schema work; tests).
     func exclusive<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T
