@@ -329,6 +329,28 @@ struct StoreTests {
         #expect(try await store.read { data in try await data.ledger.subscriptions(customerId: "cus_rows") } == [full, bare])
         let customer = try await store.read { data in try await data.customers.find(id: "cus_rows") }
         #expect(customer == CustomerRecord.new(id: "cus_rows", livemode: false, at: 0))
+        // The customer with its subscriptions (one statement on PostgreSQL, their JSON): the same
+        // records, in the same order (inserted in the other: by start), and a customer with none
+        // or no customer at all; then the customer found in the transaction's memory.
+        try await store.transaction { data in try await data.ledger.insert(SubscriptionRecord(
+            id: "sub_early", customerId: "cus_rows", productId: "basic_monthly", source: .web, status: "active",
+            willRenew: true, isTrial: false, trialType: nil, startedAt: 10, currentPeriodEnd: 20, trialEndsAt: nil,
+            cancelledAt: nil, accessUntil: nil, cancelReason: nil, pausedAt: nil, pauseResumesAt: nil, gracePeriodEndsAt: nil,
+            pastDueSince: nil, expirationIntent: nil, originalTransactionId: nil, priceMicros: 9_223_372_036_854_775_807,
+            currency: "USD", updatedAt: 10
+        )) }
+        try await store.transaction { data in try await data.customers.insert(CustomerRecord.new(id: "cus_none", livemode: false, at: 0)) }
+        try await store.read { data in
+            let listed = try await data.ledger.subscriptions(customerId: "cus_rows")
+            #expect(listed.map(\.id) == ["sub_early", "sub_full", "sub_bare"] && listed.last == bare)
+            let found = try #require(try await data.customers.findWithSubscriptions(id: "cus_rows"))
+            #expect(found.customer == customer && found.subscriptions == listed)
+            let none = try #require(try await data.customers.findWithSubscriptions(id: "cus_none"))
+            #expect(none.customer.id == "cus_none" && none.subscriptions.isEmpty)
+            #expect(try await data.customers.findWithSubscriptions(id: "cus_missing") == nil)
+            #expect(try await data.customers.findWithSubscriptions(id: "cus_missing") == nil, "remembered as missing")
+            #expect(try await data.customers.findWithSubscriptions(id: "cus_rows")?.subscriptions == listed, "remembered")
+        }
         try await store.sqlRead { db in
             // Without the optional columns: they read as nil.
             let row = try #require(try await db.raw(

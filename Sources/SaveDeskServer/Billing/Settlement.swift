@@ -19,9 +19,10 @@ struct Settlement: Sendable {
     func settle(
         _ data: Repositories, customerId: String, now: Int64, scope: RequestScope
     ) async throws -> [(subscriptionId: String, steps: [String])] {
-        guard let customer = try await data.customers.find(id: customerId), customer.livemode == scope.livemode else { return [] }
+        guard let (customer, all) = try await data.customers.findWithSubscriptions(id: customerId), customer.livemode == scope.livemode else {
+            return []
+        }
         var taken: [(subscriptionId: String, steps: [String])] = []
-        let all = try await data.ledger.subscriptions(customerId: customerId)
         for var subscription in all where subscription.source == .web && subscription.providerId == nil {  // Stripe bills its own
             let before = subscription
             let discounts = try await data.ledger.discounts(subscriptionId: subscription.id)

@@ -25,8 +25,14 @@ struct SQLLedgerRepository: LedgerRepository {
     let db: any SQLDatabase
 
     func subscriptions(customerId: String) async throws -> [SubscriptionRecord] {
-        try await db.select().column("*").from("subscriptions").where("customer_id", .equal, customerId)
-            .orderBy("started_at").orderBy("id").all(records: SubscriptionRecord.self)
+        try await db.raw("SELECT * FROM subscriptions WHERE customer_id = \(bind: customerId) ORDER BY \(unsafeRaw: Self.order(nil))")
+            .all(records: SubscriptionRecord.self)
+    }
+
+    /// A customer's subscriptions' order (by start, then id), of the table or of its alias `table`.
+    static func order(_ table: String?) -> String {
+        let column = table.map { $0 + "." } ?? ""
+        return "\(column)started_at, \(column)id"
     }
 
     func subscriptions(customerIds: [String]) async throws -> [SubscriptionRecord] {
