@@ -16,7 +16,7 @@ extension SubscriptionService {
         ) { data, now in
             try await changes.customer(data, id: response.userId, scope: scope, now: now)
             let id = "cr_" + UUID.random().uuidString.lowercased()
-            try await data.cancelFlow.insert(.init(
+            let written = data.cancelFlow.inserts(.init(
                 id: id, customerId: response.userId, productId: response.productId, outcome: response.outcome.rawValue,
                 offerShown: response.offerShown, offerAccepted: response.offerAccepted, pauseShown: response.pauseShown,
                 pauseAccepted: response.pauseAccepted, pauseDurationDays: response.pauseDurationDays,
@@ -24,7 +24,7 @@ extension SubscriptionService {
                 answers: response.answers.map { .init(questionId: $0.questionId, optionId: $0.selectedOptionId, freeText: $0.freeText) },
                 answersJSON: answers, variantId: response.variantId.map(String.init), actor: scope.actor, livemode: scope.livemode, createdAt: now
             ))
-            return Change(output: Schemas.StatusResponse(status: "recorded"), before: nil, after: nil)
+            return Change(output: Schemas.StatusResponse(status: "recorded"), before: nil, after: nil, writing: written)
         }
     }
 

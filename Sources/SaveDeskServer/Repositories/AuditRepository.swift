@@ -4,15 +4,15 @@ import SQLKit
 /// Each row appended is also the event log's next event (`EventLogRepository`): every change the
 /// server records reaches the desk's event stream.
 protocol AuditRepository: Sendable {
-    /// Appends `event`, and stores `answer` (its change's Idempotency-Key's) with it: on
-    /// PostgreSQL in one statement, the audit row a data-modifying CTE of the answer's insert.
-    func append(_ event: AuditRecord, answering answer: IdempotencyAnswer?) async throws
+    /// Appends `event`, and stores `answer` (its change's Idempotency-Key's) and the change's
+    /// `writes` with it: on PostgreSQL in one statement (`Inserts`).
+    func append(_ event: AuditRecord, answering answer: IdempotencyAnswer?, with writes: Inserts) async throws
     /// A customer's newest events first.
     func timeline(customerId: String, limit: Int) async throws -> [AuditRecord]
 }
 
 extension AuditRepository {
-    func append(_ event: AuditRecord) async throws { try await append(event, answering: nil) }
+    func append(_ event: AuditRecord) async throws { try await append(event, answering: nil, with: Inserts()) }
 }
 
 struct SQLAuditRepository: AuditRepository {
@@ -20,14 +20,10 @@ struct SQLAuditRepository: AuditRepository {
     let kind: Store.Kind
     let events: any EventLogRepository
 
-    func append(_ event: AuditRecord, answering answer: IdempotencyAnswer?) async throws {
+    func append(_ event: AuditRecord, answering answer: IdempotencyAnswer?, with writes: Inserts) async throws {
         let row = try db.insert(into: "audit_events").model(event, with: SQLCoding.rowEncoder)
-        if let answer, kind == .postgres {
-            try await SQLIdempotencyRepository.insert(answer, on: db).with("audit", as: row.insert).run()
-        } else {
-            try await row.run()
-            if let answer { try await SQLIdempotencyRepository.insert(answer, on: db).run() }
-        }
+        let stored = answer.map { [SQLIdempotencyRepository.insert($0, on: db).insert] } ?? []
+        try await (writes + Inserts([row.insert] + stored)).run(on: db, kind: kind)
         try await events.record(event)
     }
 

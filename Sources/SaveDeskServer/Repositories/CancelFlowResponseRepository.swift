@@ -18,6 +18,8 @@ import SQLKit
 protocol CancelFlowResponseRepository: Sendable {
     /// Writes a response and its answers, listed for the next fold into the rollups.
     func insert(_ row: CancelFlowResponseRow) async throws
+    /// The inserts `insert` runs, for a change to carry with its audit row.
+    func inserts(_ row: CancelFlowResponseRow) -> Inserts
     /// Folds the responses of one mode not yet rolled up into the rollups, at most `first` of
     /// them (the earliest listed); returns how many.
     func foldUnrolled(livemode: Bool, first: Int) async throws -> Int
@@ -217,11 +219,15 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
     let db: any SQLDatabase
     let kind: Store.Kind
 
-    /// Writes `row` and its answers, and lists it for the next fold. On PostgreSQL in one
-    /// statement (the response and its answers as data-modifying CTEs of the listing's insert:
-    /// one round trip instead of three; the answers' reference to the response is checked at the
-    /// statement's end); SQLite, in the process, runs the three.
+    /// Writes `row` and its answers, and lists it for the next fold (`inserts`).
     func insert(_ row: Row) async throws {
+        try await inserts(row).run(on: db, kind: kind)
+    }
+
+    /// The inserts of `row`, its answers and its listing for the next fold: on PostgreSQL one
+    /// statement (the answers' reference to the response is checked at the statement's end), and
+    /// a change carries them in its audit row's (`ChangeTransaction.Change.writing`).
+    func inserts(_ row: Row) -> Inserts {
         let response = db.insert(into: "cancel_flow_responses")
             .columns(
                 "id", "customer_id", "product_id", "outcome", "offer_shown", "offer_accepted", "pause_shown",
@@ -241,14 +247,7 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
         }
         let listed = db.insert(into: "cancel_flow_unrolled").columns("response_id", "livemode", "created_at")
             .values(SQLBindings.of(row.id, row.livemode, row.createdAt))
-        guard kind == .postgres else {
-            try await response.run()
-            try await answers?.run()
-            return try await listed.run()
-        }
-        listed.with("response", as: response.insert)
-        if let answers { listed.with("answers", as: answers.insert) }
-        try await listed.run()
+        return Inserts([response.insert] + (answers.map { [$0.insert] } ?? []) + [listed.insert])
     }
 
     /// Folds every response not yet rolled up into the rollups, then empties the list. Runs in a

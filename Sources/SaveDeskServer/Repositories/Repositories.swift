@@ -49,6 +49,32 @@ struct Repositories: Sendable {
     }
 }
 
+/// Inserts that read nothing the others write, written together: on PostgreSQL in one statement
+/// (each one before the last a data-modifying CTE of the last: one round trip however many; a
+/// reference among them is checked at the statement's end), on SQLite one after another.
+struct Inserts: Sendable {
+    var queries: [SQLInsert]
+
+    init(_ queries: [SQLInsert] = []) { self.queries = queries }
+
+    var isEmpty: Bool { queries.isEmpty }
+
+    static func + (first: Inserts, then: Inserts) -> Inserts { Inserts(first.queries + then.queries) }
+
+    func run(on db: any SQLDatabase, kind: Store.Kind) async throws {
+        guard var last = queries.last else { return }
+        guard kind == .postgres else {
+            for query in queries { try await db.execute(sql: query) { _ in } }
+            return
+        }
+        let carried = queries.dropLast().enumerated().map { SQLCommonTableExpression(alias: SQLIdentifier("w\($0.offset)"), query: $0.element) }
+        if !carried.isEmpty {
+            last.tableExpressionGroup = SQLCommonTableExpressionGroup(tableExpressions: carried + (last.tableExpressionGroup?.tableExpressions ?? []))
+        }
+        try await db.execute(sql: last) { _ in }
+    }
+}
+
 /// Whether a transaction wrote to the event log (set by the log, read after the commit).
 final class EventsRecorded: Sendable {
     private let flag = Atomic<Bool>(false)

@@ -23,15 +23,20 @@ struct ChangeTransaction: Sendable {
         /// Whether anything was written; by default, whether the subscription changed (or, with no
         /// subscription involved, true).
         var changed: Bool?
+        /// Rows the change writes that nothing in it reads back (a cancel-flow response): written
+        /// with its audit row, on PostgreSQL in that row's one statement. A change that has any is
+        /// a change.
+        var writing: Inserts
 
-        init(output: Output, before: SubscriptionRecord?, after: SubscriptionRecord?, changed: Bool? = nil) {
+        init(output: Output, before: SubscriptionRecord?, after: SubscriptionRecord?, changed: Bool? = nil, writing: Inserts = Inserts()) {
             self.output = output
             self.before = before
             self.after = after
             self.changed = changed
+            self.writing = writing
         }
 
-        var isChange: Bool { changed ?? (before == nil && after == nil ? true : before != after) }
+        var isChange: Bool { !writing.isEmpty || (changed ?? (before == nil && after == nil ? true : before != after)) }
     }
 
     /// One customer's change: `change` runs after the customer's billing is settled, at the
@@ -47,11 +52,11 @@ struct ChangeTransaction: Sendable {
             try await settlement.settle(data, customerId: customerId, now: now, scope: scope)
             let result = try await change(data, now)
             guard result.isChange else { return (result.output, nil) }
-            return (result.output, AuditRecord(
+            return (result.output, Audited(row: AuditRecord(
                 id: AuditID.next(), at: now, actor: scope.actor, customerId: customerId,
                 action: action, parameters: parameters, beforeState: try result.before.map(Self.json),
                 afterState: try result.after.map(Self.json), requestId: scope.requestId
-            ))
+            ), writes: result.writing))
         }.output
     }
 
@@ -104,11 +109,18 @@ struct ChangeTransaction: Sendable {
         }
     }
 
+    /// A change's audit row, and the rows it writes with it (`Change.writing`).
+    private struct Audited {
+        var row: AuditRecord
+        var writes: Inserts
+    }
+
     /// `idempotent`, for a body that also returns its change's audit row: appended at the end,
-    /// with the Idempotency-Key's answer (on PostgreSQL one statement for both).
+    /// with the Idempotency-Key's answer and the change's own writes (on PostgreSQL one statement
+    /// for all).
     private func recorded<Request: Encodable & Sendable, Output: Codable & Sendable>(
         _ scope: RequestScope, operation: String, request: Request, idempotencyKey: String?, key: String?,
-        alsoLocking others: [String], _ body: (Repositories) async throws -> (Output, AuditRecord?)
+        alsoLocking others: [String], _ body: (Repositories) async throws -> (Output, Audited?)
     ) async throws -> (output: Output, replayed: Bool) {
         let fingerprint = try idempotencyKey == nil ? "" : scope.fingerprint ?? Fingerprint.of(request)
         // On PostgreSQL a key the API middleware found free a moment ago is not read again before
@@ -147,7 +159,7 @@ struct ChangeTransaction: Sendable {
                 )
             }
             if let audit {
-                try await data.audit.append(audit, answering: answer)
+                try await data.audit.append(audit.row, answering: answer, with: audit.writes)
             } else if let answer {
                 try await data.idempotency.store(answer)
             }
