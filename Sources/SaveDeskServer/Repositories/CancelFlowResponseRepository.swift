@@ -225,8 +225,9 @@ struct SQLCancelFlowResponseRepository: CancelFlowResponseRepository {
     }
 
     /// The inserts of `row`, its answers and its listing for the next fold: on PostgreSQL one
-    /// statement (the answers' reference to the response is checked at the statement's end), and
-    /// a change carries them in its audit row's (`ChangeTransaction.Change.writing`).
+    /// statement, and a change carries them in its audit row's (`ChangeTransaction.Change.writing`).
+    /// The answers are only ever written here, with their response (PostgreSQL does not check
+    /// their reference to it: see migration 19).
     func inserts(_ row: Row) -> Inserts {
         let response = db.insert(into: "cancel_flow_responses")
             .columns(
