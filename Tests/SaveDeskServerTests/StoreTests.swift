@@ -45,6 +45,31 @@ struct StoreTests {
         #expect(await PostgresEngine.stop(cooperative, within: .seconds(60)) == true)
     }
 
+    /// A call waiting for a PostgreSQL connection is cancelled once its wait is past the bound,
+    /// at the watch's next look; one that got its connection is not, nor is one still within it.
+    @Test func aWaitForAConnectionPastItsBoundIsCancelledAndOneServedIsNot() async throws {
+        let watch = PostgresEngine.LeaseWatch(limit: .seconds(10))
+        let waiting = watch.start(), served = watch.start()
+        let stuck = Task<Void, any Error> { try await Task.sleep(for: .seconds(3_600)) }
+        let working = Task<Void, any Error> { try await Task.sleep(for: .seconds(3_600)) }
+        waiting.cancels(stuck)
+        served.cancels(working)
+        served.leased()
+        watch.sweep(now: .now + .seconds(5))
+        #expect(!stuck.isCancelled && !waiting.expired, "within the bound")
+        watch.sweep(now: .now + .seconds(11))
+        #expect(stuck.isCancelled && waiting.expired)
+        #expect(!working.isCancelled && !served.expired)
+        // A wait that expired before its task was handed over cancels that task at once.
+        let late = watch.start()
+        watch.sweep(now: .now + .seconds(11))
+        let after = Task<Void, any Error> { try await Task.sleep(for: .seconds(3_600)) }
+        late.cancels(after)
+        #expect(after.isCancelled)
+        working.cancel()
+        for wait in [waiting, served, late] { watch.end(wait) }
+    }
+
     /// A store closed right after a commit with events (as the seed does) still tells the
     /// other instances: the notification goes out before its pool shuts down.
     @Test(.enabled(if: TestDatabase.isPostgres)) func aStoreClosedRightAfterACommitStillTellsTheOthers() async throws {

@@ -29,6 +29,9 @@ final class PostgresEngine: StoreEngine {
     private let names = PreparedNames()
     /// The keys this instance's transactions are working on now.
     private let keysInFlight = KeysInFlight()
+    /// The calls waiting for a connection, and the task that bounds their waits.
+    private let leases = LeaseWatch(limit: PostgresEngine.leaseTimeout)
+    private let sweeper: Task<Void, Never>
 
     /// How long an instance waits at start for its database to answer.
     static let startTimeout: Duration = .seconds(10)
@@ -48,6 +51,7 @@ final class PostgresEngine: StoreEngine {
     private init(client: PostgresClient, runner: Task<Void, Never>, logger: Logger) {
         self.client = client
         self.runner = runner
+        sweeper = Task { [leases] in await leases.run() }
         self.logger = logger
     }
 
@@ -90,6 +94,7 @@ final class PostgresEngine: StoreEngine {
     }
 
     func close() async {
+        sweeper.cancel()
         if await !Self.stop(runner, within: Self.closeTimeout) {
             logger.warning("the PostgreSQL connection pool did not shut down within \(Self.closeTimeout); left to end on its own")
         }
@@ -232,38 +237,102 @@ final class PostgresEngine: StoreEngine {
     /// half a minute and more); past this bound the call is a 503 instead of a hang.
     static let leaseTimeout: Duration = .seconds(10)
 
-    /// `body` on a connection of the pool, leased within `leaseTimeout` (503 otherwise). The
-    /// body runs in a child task only so the wait can be bounded: its caller awaits it, so it
-    /// never runs beside the caller's own code.
+    /// `body` on a connection of the pool, leased within `leaseTimeout` (503 otherwise; the
+    /// bound is checked once a second, by `LeaseWatch`, so a wait ends within a second of it).
+    /// The body runs in a task of its own only so that the wait can be cancelled from outside:
+    /// its caller awaits it, so it never runs beside the caller's own code.
     private func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        let leased = LeaseFlag()
         let client = self.client
+        let wait = leases.start()
+        defer { leases.end(wait) }
         return try await withoutActuallyEscaping(body) { body in
             let work = UnsafeTransfer(body)
-            return try await withThrowingTaskGroup(of: UnsafeTransfer<T>?.self) { group in
-                group.addTask {
-                    UnsafeTransfer(try await client.withConnection { connection in
-                        leased.set()
-                        // On the connection's event loop: each statement is written and its answer
-                        // read there, and the body goes on there, without waking another thread.
-                        return try await withTaskExecutorPreference(EventLoopExecutor(connection.eventLoop)) {
-                            try await work.value(connection)
-                        }
-                    })
+            let lease = Task {
+                UnsafeTransfer(try await client.withConnection { connection in
+                    wait.leased()
+                    // On the connection's event loop: each statement is written and its answer
+                    // read there, and the body goes on there, without waking another thread.
+                    return try await withTaskExecutorPreference(EventLoopExecutor(connection.eventLoop)) {
+                        try await work.value(connection)
+                    }
+                })
+            }
+            wait.cancels(lease)
+            do {
+                return try await withTaskCancellationHandler { try await lease.value.value } onCancel: { lease.cancel() }
+            } catch where wait.expired {
+                throw SaveDeskError(
+                    status: 503, code: "database_unavailable", "no database connection within \(Self.leaseTimeout); try again", retryAfter: 1
+                )
+            }
+        }
+    }
+
+    /// The calls waiting for a connection, and one task that looks at them once a second and
+    /// cancels those past `leaseTimeout`: a timer per lease (a 10 s `Task.sleep` beside each
+    /// wait, two or three a change) kept the dispatch's timer heap and its thread busy.
+    final class LeaseWatch: Sendable {
+        /// One call's wait: its start, and the task to cancel if it lasts too long.
+        final class Wait: Sendable {
+            let id: Int
+            let since: ContinuousClock.Instant
+            private let state = Mutex<(cancel: (@Sendable () -> Void)?, leased: Bool, expired: Bool)>((nil, false, false))
+
+            init(id: Int, since: ContinuousClock.Instant) {
+                self.id = id
+                self.since = since
+            }
+
+            func cancels<V>(_ task: Task<V, any Error>) {
+                let expiredAlready = state.withLock { state -> Bool in
+                    state.cancel = { task.cancel() }
+                    return state.expired
                 }
-                group.addTask {
-                    try await Task.sleep(for: Self.leaseTimeout)
-                    if leased.isSet { return nil }
-                    throw SaveDeskError(
-                        status: 503, code: "database_unavailable", "no database connection within \(Self.leaseTimeout); try again", retryAfter: 1
-                    )
+                if expiredAlready { task.cancel() }
+            }
+
+            func leased() { state.withLock { $0.leased = true } }
+
+            var expired: Bool { state.withLock { $0.expired } }
+
+            /// Cancels the wait if it has not got its connection yet.
+            func expire() {
+                let cancel = state.withLock { state -> (@Sendable () -> Void)? in
+                    guard !state.leased else { return nil }
+                    state.expired = true
+                    return state.cancel
                 }
-                while let next = try await group.next() {
-                    guard let result = next else { continue }  // the watchdog, after the lease: keep waiting
-                    group.cancelAll()
-                    return result.value
-                }
-                throw CancellationError()
+                cancel?()
+            }
+        }
+
+        private let waits = Mutex<(next: Int, all: [Int: Wait])>((0, [:]))
+        private let limit: Duration
+
+        init(limit: Duration) { self.limit = limit }
+
+        func start() -> Wait {
+            waits.withLock { waits in
+                let wait = Wait(id: waits.next, since: .now)
+                waits.next += 1
+                waits.all[wait.id] = wait
+                return wait
+            }
+        }
+
+        func end(_ wait: Wait) { _ = waits.withLock { $0.all.removeValue(forKey: wait.id) } }
+
+        /// Cancels every wait older than the limit (that has no connection yet).
+        func sweep(now: ContinuousClock.Instant = .now) {
+            let old = waits.withLock { waits in waits.all.values.filter { now - $0.since > limit } }
+            for wait in old { wait.expire() }
+        }
+
+        /// Sweeps once a second until cancelled.
+        func run() async {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                sweep()
             }
         }
     }
@@ -315,13 +384,6 @@ final class PostgresEngine: StoreEngine {
                 }
             }
         }
-    }
-
-    /// Set once the pool has handed out the connection.
-    private final class LeaseFlag: Sendable {
-        private let flag = Atomic<Bool>(false)
-        func set() { flag.store(true, ordering: .releasing) }
-        var isSet: Bool { flag.load(ordering: .acquiring) }
     }
 
     /// A value handed between a task and the child it awaits (never used by both at once).
