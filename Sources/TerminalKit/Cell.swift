@@ -7,10 +7,16 @@ import Synchronization
 /// one and freed on every key, and a `Character` in each cell made all three walk the cells one
 /// by one. The grapheme is kept as its scalar when it is one scalar (nearly every cell), else as
 /// its number in `Graphemes`.
+///
+/// Every byte of a cell is a field (`size == stride`): `BufferDiff` compares a row's bytes, and
+/// the two bytes of padding a cell had were never written (an array of cells left them as malloc
+/// gave them), so nearly every row compared unequal and was walked cell by cell on every key.
 public struct Cell: Hashable, Sendable {
     private var grapheme: UInt32
     public var style: Style
     public var isContinuation: Bool
+    /// Fills what would be padding; always zero.
+    private var spare: UInt16 = 0
 
     public init(_ character: Character = " ", style: Style = .plain, isContinuation: Bool = false) {
         grapheme = Graphemes.code(for: character)

@@ -136,6 +136,22 @@ struct TerminalKitTests {
         #expect(BufferDiff.runs(from: old, to: rewritten).isEmpty)
     }
 
+    /// The diff skips a row whose bytes equal the last frame's; a cell with padding (bytes no
+    /// initializer writes) made equal rows of two frames compare unequal, so every row was walked
+    /// cell by cell on every key.
+    @Test func equalRowsOfTwoFramesHaveEqualBytes() {
+        #expect(MemoryLayout<Cell>.size == MemoryLayout<Cell>.stride, "a cell has no padding")
+        func frame(_ fill: Cell) -> Buffer {
+            var buffer = Buffer(width: 40, height: 4, fill: fill)
+            buffer.put("Ava Thompson", x: 2, y: 1, style: Style(foreground: .cyan, attributes: .bold))
+            buffer.put("Chloé Martin 日本", x: 2, y: 2)
+            buffer.fill(Rect(x: 0, y: 3, width: 40, height: 1), style: Style(background: .indexed(236)))
+            return buffer
+        }
+        let first = frame(.blank), second = frame(Cell(" ", style: .plain))
+        for y in 0..<4 { #expect(second.rowBytesEqual(y, in: first), "row \(y)") }
+    }
+
     @Test func wrapping() {
         #expect(Text.wrap("Stay with Premium and pay 40% less", width: 12) == ["Stay with", "Premium and", "pay 40% less"])
         #expect(Text.wrap("Supercalifragilistic", width: 8) == ["Supercal", "ifragili", "stic"])
