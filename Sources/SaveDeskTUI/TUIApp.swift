@@ -22,6 +22,8 @@ public final class TUIApp {
     private(set) var tick = 0
     private var work: [UUID: Task<Void, Never>] = [:]
     private var lastFrame: Frame?
+    /// Told when work starts (the runner turns the spinners only while some runs).
+    var onWorkStarted: (() -> Void)?
 
     public init(model: AppModel, theme: Theme) {
         self.model = model
@@ -96,6 +98,7 @@ public final class TUIApp {
             await body()
             self.work[id] = nil
         }
+        onWorkStarted?()
     }
 
     /// Waits until every piece of work started so far (and what it started) has finished.

@@ -21,7 +21,13 @@ public final class TUIRunner<B: Backend & EventSource> {
     private var handlingEvent = false
     private var finished: CheckedContinuation<Int32, Never>?
     private var exitCode: Int32 = 0
+    /// Turns the spinners while work runs; suspended while none does (an idle console wakes for
+    /// nothing: each tick woke libdispatch's timer thread and the main thread, and cost a key that
+    /// came with it its core).
     private var timer: DispatchSourceTimer?
+    private var timerRunning = false
+    /// Whether the spinners' timer runs now.
+    var spinnersTurning: Bool { timerRunning }
     private var stopping = false
     /// Follow the server's event stream (the console on a terminal; the loop's tests keep still).
     public var live = false
@@ -39,13 +45,15 @@ public final class TUIRunner<B: Backend & EventSource> {
         timer.schedule(deadline: .now() + .milliseconds(150), repeating: .milliseconds(150))
         timer.setEventHandler { [weak self] in
             MainActor.assumeIsolated {
-                guard let self, self.app.isWorking else { return }
+                guard let self else { return }
+                // The work ended: one more frame takes the spinner away, and stops the timer.
+                guard self.app.isWorking else { return self.redraw() }
                 self.app.advanceTick()
                 self.redraw()
             }
         }
-        timer.resume()
         self.timer = timer
+        app.onWorkStarted = { [weak self] in self?.followWork() }
         redraw()
         return await withCheckedContinuation { finished = $0 }
     }
@@ -68,12 +76,21 @@ public final class TUIRunner<B: Backend & EventSource> {
         // tracking of what it read (a key's frame reaches the terminal that much sooner).
         withObservationTracking {
             terminal.draw(app.render(width: terminal.size.width, height: terminal.size.height))
+            followWork()
         } onChange: { [weak self] in
             // A change a key makes (on this thread, while the app handles it) is drawn by that
             // key's frame, which follows: nothing to schedule, and no extra turn of the loop.
             if Thread.isMainThread, MainActor.assumeIsolated({ self?.handlingEvent ?? false }) { return }
             DispatchQueue.main.async { MainActor.assumeIsolated { self?.scheduleRedraw(after: drawn) } }
         }
+    }
+
+    /// Runs the spinners' timer while work runs, and only then: called when work starts, after
+    /// each frame (the timer's last tick, with nothing running, draws one to stop it).
+    private func followWork() {
+        guard let timer, !stopping, app.isWorking != timerRunning else { return }
+        timerRunning.toggle()
+        if timerRunning { timer.resume() } else { timer.suspend() }
     }
 
     /// A value the frame `drawn` read has changed: draw again, unless a later frame (a key's)
@@ -90,7 +107,11 @@ public final class TUIRunner<B: Backend & EventSource> {
         if !app.wantsQuit { app.quitNow() }
         stopping = true
         exitCode = code
-        timer?.cancel()
+        // A suspended source must be resumed to be cancelled (and released).
+        if let timer {
+            if !timerRunning { timer.resume() }
+            timer.cancel()
+        }
         Task { @MainActor in
             let deadline = ContinuousClock.now + .seconds(2)
             while app.isWorking, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }

@@ -113,6 +113,38 @@ struct AppLoopTests {
         #expect(await loop.quit() == 0)
     }
 
+    /// The spinners' timer runs while work does and stops by itself after, with a frame that takes
+    /// the spinner away: an idle console is not woken six times a second for a spinner it does not
+    /// draw, nor left showing one.
+    @Test func theSpinnerTimerRunsOnlyWhileWorkRuns() async throws {
+        let loop = try await Loop.start()
+        await loop.waitFor(" customers \u{00B7} page 1 of")
+        await loop.waitFor("Marco (support)")
+        func waitUntil(_ turning: Bool) async {
+            let deadline = ContinuousClock.now + .seconds(15)
+            while loop.runner.spinnersTurning != turning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        }
+        func statusLine() -> String { loop.backend.text.split(separator: "\n").last.map(String.init) ?? "" }
+        let spinner = Set((0..<4).map { Spinner.text($0) })
+        await waitUntil(false)
+        #expect(!loop.runner.spinnersTurning, "idle: no timer")
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        loop.runner.app.perform { for await _ in gate {} }
+        #expect(loop.runner.spinnersTurning, "work started: the spinners turn")
+        let tick = loop.runner.app.tick
+        let deadline = ContinuousClock.now + .seconds(15)
+        while loop.runner.app.tick == tick, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        #expect(loop.runner.app.tick > tick, "the timer advanced the spinners")
+        #expect(spinner.contains { statusLine().contains($0) }, "a spinner shows: \(statusLine())")
+        open.finish()
+        await waitUntil(false)
+        #expect(!loop.runner.spinnersTurning, "the work ended: the timer stopped")
+        #expect(!spinner.contains { statusLine().contains($0) }, "no spinner left: \(statusLine())")
+        loop.backend.send(.down)
+        await loop.waitFor("\u{25B8}")
+        #expect(await loop.quit() == 0)
+    }
+
     /// SIGTERM ends the loop with 128 + 15 and gives the terminal back.
     @Test func aSignalEndsTheLoop() async throws {
         let loop = try await Loop.start()
