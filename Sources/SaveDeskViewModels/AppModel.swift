@@ -2,6 +2,7 @@ import Foundation
 import Observation
 import RetentionDomain
 import SaveDeskClient
+import Synchronization
 
 /// The console as a whole: where the agent is (a navigation stack), what to tell them (toasts),
 /// whether the server answers, test or live mode, who is signed in, and how many fire-and-forget
@@ -48,6 +49,8 @@ public final class AppModel {
     public private(set) var outboxWaiting = 0
     /// Calls set aside in the outbox's `rejected/` folder (refused for good, or unreadable).
     public private(set) var outboxRejected = 0
+    /// The two counts as last shown, for the watch off the main actor (`watchOutbox`).
+    @ObservationIgnored private nonisolated let shownOutboxCounts = Mutex((waiting: 0, rejected: 0))
     /// The event stream: whether screens move by themselves (see `LiveUpdates.swift`).
     public internal(set) var live: LiveState = .off
     /// Other agents on customers (never this console's own session), by customer id.
@@ -80,7 +83,9 @@ public final class AppModel {
         // sk_test_…, pk_test_…, zs_pk_test_…: split and compare, not `contains("_test_")`, which
         // goes through NSString (or the regex engine's firstRange), pages the console never needs.
         isTestMode = key.split(separator: "_").contains("test")
-        (outboxWaiting, outboxRejected) = Self.outboxCounts(outbox)
+        let counts = Self.outboxCounts(outbox)
+        (outboxWaiting, outboxRejected) = counts
+        shownOutboxCounts.withLock { $0 = counts }
         client.onReachabilityChange { [weak self] reachable in
             Task { @MainActor in self?.noteReachable(reachable) }
         }
@@ -150,17 +155,20 @@ public final class AppModel {
     private func show(outboxCounts counts: (waiting: Int, rejected: Int)) {
         if counts.waiting != outboxWaiting { outboxWaiting = counts.waiting }
         if counts.rejected != outboxRejected { outboxRejected = counts.rejected }
+        shownOutboxCounts.withLock { $0 = counts }
     }
 
     /// Counts the outbox four times a second off the main actor (the folders are listed on a
-    /// thread of the pool), so a key is never kept waiting behind a listing.
+    /// thread of the pool), so a key is never kept waiting behind a listing; the main actor hears
+    /// of a count only when it changed (an idle console's main thread is not woken for nothing).
     private func watchOutbox() {
         outboxWatch?.cancel()
         let outbox = client.outbox
         outboxWatch = Task.detached { [weak self] in
             while !Task.isCancelled {
                 let counts = Self.outboxCounts(outbox)
-                if await self?.show(outboxCounts: counts) == nil { return }  // the model is gone
+                guard let model = self else { return }  // the model is gone
+                if counts != model.shownOutboxCounts.withLock({ $0 }) { await model.show(outboxCounts: counts) }
                 try? await Task.sleep(for: .milliseconds(250))
             }
         }
