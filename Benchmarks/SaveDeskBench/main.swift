@@ -76,6 +76,35 @@ enum Part: String, CaseIterable {
     /// The terminal UI and its peers.
     case tui
 }
+
+/// The options the bench reads, each with a value, and its flags. `--help` prints them and runs
+/// nothing (it ran the whole bench, half an hour); any other `--…` is refused, where a misspelt
+/// option (`--second 5`) used to run every part with the defaults.
+let valueOptions: KeyValuePairs = [
+    "--seconds": "seconds per run (4)", "--runs": "runs per scenario (3)", "--concurrency": "concurrent clients (16)",
+    "--only": "parts to run, comma-separated: " + Part.allCases.map(\.rawValue).joined(separator: ","),
+    "--search-customers": "customers of the first search database (100000)",
+    "--search-customers-large": "customers of the second (1000000)", "--subscribers": "event-stream subscribers (200)",
+    "--funnel-responses": "generated cancel-flow responses (10000000)", "--textual-python": "the Python that runs the Textual peer",
+    "--bubbletea": "the Bubble Tea peer's binary", "--tui-rs": "the tui-rs peer's binary",
+]
+let flagOptions = [Part.tui, .hostile, .events, .retention].map { "--\($0.rawValue)-only" }
+do {
+    let usage = "usage: savedesk-bench [option value]… [" + flagOptions.joined(separator: " | ") + "]\n"
+        + valueOptions.map { "  \($0.key.padding(toLength: 26, withPad: " ", startingAt: 0))\($0.value)" }.joined(separator: "\n")
+        + "\n(make bench and make bench-tui pass the peers and a PostgreSQL cluster)\n"
+    var arguments = CommandLine.arguments.dropFirst()[...]
+    while let option = arguments.popFirst() {
+        if option == "--help" || option == "-h" {
+            print(usage, terminator: "")
+            exit(0)
+        }
+        if valueOptions.contains(where: { $0.key == option }), arguments.popFirst() != nil { continue }
+        if flagOptions.contains(option) { continue }
+        FileHandle.standardError.write(Data("savedesk-bench: \(option) is not an option, or has no value\n\(usage)".utf8))
+        exit(2)
+    }
+}
 let parts: Set<Part> = {
     for part in [Part.tui, .hostile, .events, .retention] where CommandLine.arguments.contains("--\(part.rawValue)-only") { return [part] }
     guard let list = stringArgument("--only") else { return Set(Part.allCases) }
