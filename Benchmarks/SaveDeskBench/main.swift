@@ -43,6 +43,7 @@ struct RunResult {
 }
 
 func argument(_ name: String, default value: Int) -> Int {
+    precondition(valueOptions.contains { $0.key == name }, "\(name) is read but not listed in valueOptions (its --help)")
     let arguments = CommandLine.arguments
     guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let number = Int(arguments[index + 1]) else {
         return value
@@ -51,6 +52,7 @@ func argument(_ name: String, default value: Int) -> Int {
 }
 
 func stringArgument(_ name: String) -> String? {
+    precondition(valueOptions.contains { $0.key == name }, "\(name) is read but not listed in valueOptions (its --help)")
     let arguments = CommandLine.arguments
     guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
     return arguments[index + 1]
@@ -80,15 +82,18 @@ enum Part: String, CaseIterable {
 /// The options the bench reads, each with a value, and its flags. `--help` prints them and runs
 /// nothing (it ran the whole bench, half an hour); any other `--…` is refused, where a misspelt
 /// option (`--second 5`) used to run every part with the defaults.
+/// (Each default is where the option is read, once.)
 let valueOptions: KeyValuePairs = [
-    "--seconds": "seconds per run (4)", "--runs": "runs per scenario (3)", "--concurrency": "concurrent clients (16)",
+    "--seconds": "seconds per run", "--runs": "runs per scenario", "--concurrency": "concurrent clients",
     "--only": "parts to run, comma-separated: " + Part.allCases.map(\.rawValue).joined(separator: ","),
-    "--search-customers": "customers of the first search database (100000)",
-    "--search-customers-large": "customers of the second (1000000)", "--subscribers": "event-stream subscribers (200)",
-    "--funnel-responses": "generated cancel-flow responses (10000000)", "--textual-python": "the Python that runs the Textual peer",
-    "--bubbletea": "the Bubble Tea peer's binary", "--tui-rs": "the tui-rs peer's binary",
+    "--search-customers": "customers of the first search database", "--search-customers-large": "customers of the second",
+    "--subscribers": "event-stream subscribers", "--funnel-responses": "generated cancel-flow responses",
+    "--textual-python": "the Python that runs the Textual peer", "--bubbletea": "the Bubble Tea peer's binary",
+    "--tui-rs": "the tui-rs peer's binary",
 ]
-let flagOptions = [Part.tui, .hostile, .events, .retention].map { "--\($0.rawValue)-only" }
+/// The parts that have a flag of their own, `--PART-only`.
+let partsWithFlags: [Part] = [.tui, .hostile, .events, .retention]
+let flagOptions = partsWithFlags.map { "--\($0.rawValue)-only" }
 do {
     let usage = "usage: savedesk-bench [option value]… [" + flagOptions.joined(separator: " | ") + "]\n"
         + valueOptions.map { "  \($0.key.padding(toLength: 26, withPad: " ", startingAt: 0))\($0.value)" }.joined(separator: "\n")
@@ -106,7 +111,7 @@ do {
     }
 }
 let parts: Set<Part> = {
-    for part in [Part.tui, .hostile, .events, .retention] where CommandLine.arguments.contains("--\(part.rawValue)-only") { return [part] }
+    for (part, flag) in zip(partsWithFlags, flagOptions) where CommandLine.arguments.contains(flag) { return [part] }
     guard let list = stringArgument("--only") else { return Set(Part.allCases) }
     return Set(list.split(separator: ",").map { name in
         guard let part = Part(rawValue: String(name)) else { fatalError("--only: unknown part \(name) (\(Part.allCases.map(\.rawValue)))") }
