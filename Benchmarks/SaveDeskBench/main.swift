@@ -43,16 +43,13 @@ struct RunResult {
 }
 
 func argument(_ name: String, default value: Int) -> Int {
-    precondition(valueOptions.contains { $0.key == name }, "\(name) is read but not listed in valueOptions (its --help)")
-    let arguments = CommandLine.arguments
-    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let number = Int(arguments[index + 1]) else {
-        return value
-    }
-    return number
+    precondition(valueOptions.contains { $0.name == name && $0.range != nil }, "\(name) is read as a number but not listed so in valueOptions")
+    // Checked against its range before anything ran (below).
+    return stringArgument(name).flatMap { Int($0) } ?? value
 }
 
 func stringArgument(_ name: String) -> String? {
-    precondition(valueOptions.contains { $0.key == name }, "\(name) is read but not listed in valueOptions (its --help)")
+    precondition(valueOptions.contains { $0.name == name }, "\(name) is read but not listed in valueOptions (its --help)")
     let arguments = CommandLine.arguments
     guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
     return arguments[index + 1]
@@ -79,44 +76,68 @@ enum Part: String, CaseIterable {
     case tui
 }
 
+/// An option the bench reads with a value; a number's value must lie in `range`.
+struct ValueOption {
+    var name: String
+    var help: String
+    var range: ClosedRange<Int>? = nil
+}
+
 /// The options the bench reads, each with a value, and its flags. `--help` prints them and runs
 /// nothing (it ran the whole bench, half an hour); any other `--…` is refused, where a misspelt
-/// option (`--second 5`) used to run every part with the defaults.
-/// (Each default is where the option is read, once.)
-let valueOptions: KeyValuePairs = [
-    "--seconds": "seconds per run", "--runs": "runs per scenario", "--concurrency": "concurrent clients",
-    "--only": "parts to run, comma-separated: " + Part.allCases.map(\.rawValue).joined(separator: ","),
-    "--search-customers": "customers of the first search database", "--search-customers-large": "customers of the second",
-    "--subscribers": "event-stream subscribers", "--funnel-responses": "generated cancel-flow responses",
-    "--textual-python": "the Python that runs the Textual peer", "--bubbletea": "the Bubble Tea peer's binary",
-    "--tui-rs": "the tui-rs peer's binary",
+/// option (`--second 5`) used to run every part with the defaults, and so is a number outside its
+/// range or not a number (`--seconds five` ran with the default) and an unknown part of `--only`
+/// (a trap). (Each default is where the option is read, once.)
+let valueOptions = [
+    ValueOption(name: "--seconds", help: "seconds per run", range: 1...3_600),
+    ValueOption(name: "--runs", help: "runs per scenario", range: 1...1_000),
+    ValueOption(name: "--concurrency", help: "concurrent clients", range: 1...1_024),
+    ValueOption(name: "--only", help: "parts to run, comma-separated: " + Part.allCases.map(\.rawValue).joined(separator: ",")),
+    ValueOption(name: "--search-customers", help: "customers of the first search database, 0 for none", range: 0...10_000_000),
+    ValueOption(name: "--search-customers-large", help: "customers of the second, 0 for none", range: 0...10_000_000),
+    ValueOption(name: "--subscribers", help: "event-stream subscribers", range: 1...10_000),
+    ValueOption(name: "--funnel-responses", help: "generated cancel-flow responses, 0 for none", range: 0...100_000_000),
+    ValueOption(name: "--textual-python", help: "the Python that runs the Textual peer"),
+    ValueOption(name: "--bubbletea", help: "the Bubble Tea peer's binary"),
+    ValueOption(name: "--tui-rs", help: "the tui-rs peer's binary"),
 ]
 /// The parts that have a flag of their own, `--PART-only`.
 let partsWithFlags: [Part] = [.tui, .hostile, .events, .retention]
 let flagOptions = partsWithFlags.map { "--\($0.rawValue)-only" }
 do {
     let usage = "usage: savedesk-bench [option value]… [" + flagOptions.joined(separator: " | ") + "]\n"
-        + valueOptions.map { "  \($0.key.padding(toLength: 26, withPad: " ", startingAt: 0))\($0.value)" }.joined(separator: "\n")
+        + valueOptions.map { option in
+            let range = option.range.map { " (\($0.lowerBound)–\($0.upperBound))" } ?? ""
+            return "  \(option.name.padding(toLength: 26, withPad: " ", startingAt: 0))\(option.help)\(range)"
+        }.joined(separator: "\n")
         + "\n(make bench and make bench-tui pass the peers and a PostgreSQL cluster)\n"
+    func refuse(_ problem: String) -> Never {
+        FileHandle.standardError.write(Data("savedesk-bench: \(problem)\n\(usage)".utf8))
+        exit(2)
+    }
     var arguments = CommandLine.arguments.dropFirst()[...]
     while let option = arguments.popFirst() {
         if option == "--help" || option == "-h" {
             print(usage, terminator: "")
             exit(0)
         }
-        if valueOptions.contains(where: { $0.key == option }), arguments.popFirst() != nil { continue }
         if flagOptions.contains(option) { continue }
-        FileHandle.standardError.write(Data("savedesk-bench: \(option) is not an option, or has no value\n\(usage)".utf8))
-        exit(2)
+        guard let known = valueOptions.first(where: { $0.name == option }), let value = arguments.popFirst() else {
+            refuse("\(option) is not an option, or has no value")
+        }
+        if let range = known.range, !(Int(value).map(range.contains) ?? false) {
+            refuse("\(option) takes a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(value)\"")
+        }
+        if option == "--only", let unknown = value.split(separator: ",", omittingEmptySubsequences: false).first(where: { Part(rawValue: String($0)) == nil }) {
+            refuse("--only: \"\(unknown)\" is not a part (\(Part.allCases.map(\.rawValue).joined(separator: ",")))")
+        }
     }
 }
 let parts: Set<Part> = {
     for (part, flag) in zip(partsWithFlags, flagOptions) where CommandLine.arguments.contains(flag) { return [part] }
     guard let list = stringArgument("--only") else { return Set(Part.allCases) }
-    return Set(list.split(separator: ",").map { name in
-        guard let part = Part(rawValue: String(name)) else { fatalError("--only: unknown part \(name) (\(Part.allCases.map(\.rawValue)))") }
-        return part
-    })
+    // Each name was checked before anything ran (above).
+    return Set(list.split(separator: ",").compactMap { Part(rawValue: String($0)) })
 }()
 let seconds = Double(argument("--seconds", default: 4))
 let concurrency = argument("--concurrency", default: 16)
@@ -328,6 +349,7 @@ configuration.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1C
 let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
 
 print("SaveDesk bench · \(machine()) · \(concurrency) concurrent clients · \(runs) runs of \(Int(seconds)) s each")
+print(MachineCheck.report(directory: directory, when: "before the first row"))
 if let importFigure { print(importFigure) }
 /// Each scenario's median run (req/s, p99 ms) and median CPU per request, by name, for the goals.
 var measured: [String: (throughput: Double, p99: Double, cpuMs: Double)] = [:]
@@ -471,5 +493,6 @@ if !parts.contains(.tui) {
 } else {
     print("\nterminal UI: \(savedeskBinary) is missing (make bench builds it)")
 }
+print("\n" + MachineCheck.report(directory: directory, when: "after the last row"))
 // Its databases take gigabytes (ten million responses); the servers go with the process.
 try? FileManager.default.removeItem(at: directory)
