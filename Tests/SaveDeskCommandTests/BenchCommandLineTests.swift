@@ -3,7 +3,8 @@ import TestSupport
 import Testing
 
 /// `savedesk-bench`'s command line: `--help` answers at once and runs no part of the bench, and an
-/// option it does not know (or one missing its value) is refused before anything starts.
+/// option it does not know (or one missing its value), a number out of its range or not a number,
+/// and a part `--only` does not know are refused before anything starts.
 @Suite struct BenchCommandLineTests {
     static let binary = Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("savedesk-bench")
 
@@ -42,6 +43,19 @@ import Testing
         #expect(refused.status == 2)
         let option = arguments.last { $0.hasPrefix("--") }!
         #expect(refused.stderr.contains("savedesk-bench: \(option) is not an option, or has no value"))
+        #expect(refused.stderr.contains("usage: savedesk-bench"))
+        #expect(refused.stdout.isEmpty)
+    }
+
+    @Test(arguments: [
+        (["--seconds", "five"], "--seconds takes a whole number from 1 to 3600, not \"five\""),
+        (["--runs", "0"], "--runs takes a whole number from 1 to 1000, not \"0\""),
+        (["--only", "http,nope"], "--only: \"nope\" is not a part (http,writes,search,events,retention,hostile,funnel,tui)"),
+    ])
+    func aValueOutOfItsRangeOrAnUnknownPartIsRefusedBeforeAnythingRuns(_ arguments: [String], problem: String) async throws {
+        let refused = try #require(try await run(arguments), "\(arguments) went on to run the bench")
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("savedesk-bench: " + problem))
         #expect(refused.stderr.contains("usage: savedesk-bench"))
         #expect(refused.stdout.isEmpty)
     }
