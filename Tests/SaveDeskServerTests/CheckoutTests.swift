@@ -106,12 +106,14 @@ struct CheckoutTests {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
         // Hold the customer's change lock, so the first creation stays in flight while the others
-        // arrive (on PostgreSQL `exclusive` holds nothing: the first could finish before the last
-        // arrived, and that one was then a creation of its own).
+        // arrive (on PostgreSQL `exclusive` holds nothing, and neither does a transaction alone on
+        // its key in its instance, which runs without the advisory lock: the first could finish
+        // before the last arrived, and that one was then a creation of its own, seen in CI; a
+        // queued transaction always takes the lock).
         let (entered, enteredSignal) = AsyncStream<Void>.makeStream()
         let (release, releaseSignal) = AsyncStream<Void>.makeStream()
         let holder = Task {
-            try await server.running.store.transaction(key: "customer:cus_chloe") { _ in
+            try await server.running.store.queuedTransaction(key: "customer:cus_chloe") { _ in
                 enteredSignal.yield()
                 for await _ in release { break }
             }
