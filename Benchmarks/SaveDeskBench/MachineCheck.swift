@@ -23,10 +23,6 @@ enum MachineCheck {
         (0..<repeats).map { _ in measure() }.sorted()[repeats / 2]
     }
 
-    private static func milliseconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) * 1_000 + Double(duration.components.attoseconds) / 1e15
-    }
-
     /// Sorting the same million pseudo-random integers (a fixed seed).
     private static func sortMilliseconds() -> Double {
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
@@ -36,7 +32,7 @@ enum MachineCheck {
         }
         let elapsed = ContinuousClock().measure { values.sort() }
         precondition(values.first! <= values.last!)
-        return milliseconds(elapsed)
+        return EventsBench.milliseconds(elapsed)
     }
 
     /// Reading one byte of each 64-byte line of a 256 MB buffer, written beforehand.
@@ -50,7 +46,7 @@ enum MachineCheck {
             for index in stride(from: 0, to: count, by: 64) { sum &+= Int(buffer[index]) }
         }
         precondition(sum >= 0)
-        return milliseconds(elapsed)
+        return EventsBench.milliseconds(elapsed)
     }
 
     /// 200 writes of 4 KB to one file in the bench's folder, each followed by fsync: the median
@@ -70,7 +66,7 @@ enum MachineCheck {
                 _ = block.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
                 fsync(descriptor)
             }
-            times.append(milliseconds(elapsed))
+            times.append(EventsBench.milliseconds(elapsed))
         }
         times.sort()
         return (times[times.count / 2], times[Int(Double(times.count) * 0.99) - 1])

@@ -76,6 +76,9 @@ enum Part: String, CaseIterable {
     case tui
 }
 
+/// The parts' names, as `--only` takes them.
+let partNames = Part.allCases.map(\.rawValue).joined(separator: ",")
+
 /// An option the bench reads with a value; a number's value must lie in `range`.
 struct ValueOption {
     var name: String
@@ -92,7 +95,7 @@ let valueOptions = [
     ValueOption(name: "--seconds", help: "seconds per run", range: 1...3_600),
     ValueOption(name: "--runs", help: "runs per scenario", range: 1...1_000),
     ValueOption(name: "--concurrency", help: "concurrent clients", range: 1...1_024),
-    ValueOption(name: "--only", help: "parts to run, comma-separated: " + Part.allCases.map(\.rawValue).joined(separator: ",")),
+    ValueOption(name: "--only", help: "parts to run, comma-separated: " + partNames),
     ValueOption(name: "--search-customers", help: "customers of the first search database, 0 for none", range: 0...10_000_000),
     ValueOption(name: "--search-customers-large", help: "customers of the second, 0 for none", range: 0...10_000_000),
     ValueOption(name: "--subscribers", help: "event-stream subscribers", range: 1...10_000),
@@ -129,7 +132,7 @@ do {
             refuse("\(option) takes a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(value)\"")
         }
         if option == "--only", let unknown = value.split(separator: ",", omittingEmptySubsequences: false).first(where: { Part(rawValue: String($0)) == nil }) {
-            refuse("--only: \"\(unknown)\" is not a part (\(Part.allCases.map(\.rawValue).joined(separator: ",")))")
+            refuse("--only: \"\(unknown)\" is not a part (\(partNames))")
         }
     }
 }
