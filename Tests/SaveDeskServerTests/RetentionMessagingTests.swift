@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Logging
 import NIOHTTP1
 import RetentionDomain
 import SaveDeskAPI
@@ -48,10 +49,11 @@ struct RetentionMessagingTests {
     /// The demo config with a deadline no busy test machine reaches: these tests check the
     /// decision; past the deadline the default message answers (`theDeadlineLeavesASlowTaskRunning`
     /// and `aDecisionThatFailsAnswersTheDefaultMessage`).
-    static func server(deadline milliseconds: Int = 600_000) async throws -> TestServer {
+    static func server(deadline milliseconds: Int = 600_000, logger: Logger? = nil) async throws -> TestServer {
         var config = try TestServer.demoConfig()
         config.appStore?.retentionMessaging?.deadlineMilliseconds = milliseconds
-        return try await TestServer.start(config: config)
+        guard let logger else { return try await TestServer.start(config: config) }
+        return try await TestServer.start(config: config, logger: logger)
     }
 
     /// Posts a signed payload as Apple does (no key).
@@ -76,7 +78,12 @@ struct RetentionMessagingTests {
     }
 
     @Test func eachRuleAnswersWithExactlyOneKind() async throws {
-        let server = try await Self.server()
+        // What the server logged, in any failure's message: a decision that failed answers the
+        // default message too, and only the log says which it was.
+        let log = CapturedLog()
+        var logger = log.logger
+        logger.logLevel = .warning
+        let server = try await Self.server(logger: logger)
         defer { Task { await server.stop() } }
         // Diego, 95 days: the promotional offer.
         let first = try await answer(server, Self.request(Self.diego))
@@ -93,7 +100,7 @@ struct RetentionMessagingTests {
             pauseAccepted: false, lastStepSeen: 1, answers: [.init(questionId: 1, selectedOptionId: 13)]
         ))).ok
         let basic = try decode(try await answer(server, Self.request(Self.nora)).body)
-        #expect(kinds(basic) == ["alternateProduct"])
+        #expect(kinds(basic) == ["alternateProduct"], "logged: \(log.lines)")
         #expect(basic.alternateProduct?.productId == "com.savedesk.reader.basic.monthly")
         // A French customer gets the French identifier; a German one the fallback locale's.
         let french = try decode(try await answer(server, Self.request(Self.diego, locale: "fr-CA")).body)
