@@ -75,7 +75,7 @@ public struct Buffer: Hashable, Sendable {
         // decoded at a time, twice, was a sixth of a selection move's instructions (callgrind).
         if let written = text.utf8.withContiguousStorageIfAvailable({ bytes -> Int? in
             guard bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
-            return putASCII(bytes, x: x, y: y, style: style, from: low, to: limit)
+            return write(bytes.lazy.map { Unicode.Scalar($0) }, count: bytes.count, x: x, y: y, style: style, from: low, to: limit)
         }), let written { return written }
         let scalars = text.unicodeScalars
         var count = 0
@@ -83,6 +83,13 @@ public struct Buffer: Hashable, Sendable {
             guard CharacterWidth.simpleWidth(scalar) == 1 else { return nil }
             count += 1
         }
+        return write(scalars, count: count, x: x, y: y, style: style, from: low, to: limit)
+    }
+
+    /// Writes `count` one-column scalars from (x, y), a cell each, within `low..<limit`.
+    private mutating func write(
+        _ scalars: some Sequence<Unicode.Scalar>, count: Int, x: Int, y: Int, style: Style, from low: Int, to limit: Int
+    ) -> Int {
         let written = max(0, min(count, limit - x))
         let start = max(x, low), end = x + written
         guard start < end else { return written }
@@ -96,20 +103,6 @@ public struct Buffer: Hashable, Sendable {
                 if column >= start { cells[row + column] = Cell(scalar, style: style) }
                 column += 1
             }
-        }
-        return written
-    }
-
-    /// `putRun` for bytes that are printable ASCII, each its own one-column grapheme.
-    private mutating func putASCII(_ bytes: UnsafeBufferPointer<UInt8>, x: Int, y: Int, style: Style, from low: Int, to limit: Int) -> Int {
-        let written = max(0, min(bytes.count, limit - x))
-        let start = max(x, low), end = x + written
-        guard start < end else { return written }
-        clearWide(at: start, y: y)
-        if end - 1 > start { clearWide(at: end - 1, y: y) }
-        let row = y * width
-        cells.withUnsafeMutableBufferPointer { cells in
-            for column in start..<end { cells[row + column] = Cell(Unicode.Scalar(bytes[column - x]), style: style) }
         }
         return written
     }
