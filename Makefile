@@ -82,6 +82,9 @@ CONSOLE_MAP := .build/console-release.map
 CONSOLE_LAYOUT := .build/console-layout.ld
 
 release: deps
+	@# Objects a plain `swift build -c release` wrote (no function sections) would stay through the
+	@# RELEASE builds below: removed, they are written anew (scripts/release-objects.py says why).
+	python3 scripts/release-objects.py $(RELEASE_BIN)
 	$(SWIFT) build $(RELEASE) --product savedesk-server
 	SAVEDESK_CONSOLE_MAP=$(abspath $(CONSOLE_MAP)) $(SWIFT) build $(RELEASE) --product savedesk
 	scripts/console-order.sh $(RELEASE_BIN)/savedesk $(RELEASE_BIN)/savedesk-server $(CONSOLE_MAP) $(CONSOLE_LAYOUT)

@@ -20,6 +20,8 @@ import re
 import sys
 
 MAP_LINE = re.compile(r"\s*([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)\s+\d+ (.*)$")
+# An object SwiftPM compiled for this build (not an archive's member): Sources/X.swift → X.swift.o.
+BUILT = re.compile(r"\.(swift|c|cpp)\.o$")
 # glibc's string functions come in one member per CPU variant (strlen-avx2.o, strlen-evex.o), picked
 # when the program starts; under Valgrind it picks others than on the machine. Every variant of a
 # family the run used is placed, each a few hundred bytes.
@@ -75,7 +77,7 @@ def main():
     map_path, callgrind_path, binary, out = sys.argv[1:]
     sections = code_sections(map_path)
     starts = [section[0] for section in sections]
-    placed, rules, size = set(), [], 0
+    placed, rules, size, whole = set(), [], 0, 0
     for address in executed(callgrind_path, binary):
         index = bisect.bisect_right(starts, address) - 1
         if index < 0 or index in placed:
@@ -85,6 +87,8 @@ def main():
             continue
         placed.add(index)
         size += length
+        if section == ".text" and BUILT.search(source):
+            whole += length
         rule = pattern(source, section)
         if rule not in rules:
             rules.append(rule)
@@ -96,6 +100,11 @@ def main():
         script.writelines(f"    {rule}\n" for rule in rules)
         script.write("  }\n} INSERT BEFORE .text;\n")
     print(f"console-layout: {len(placed)} code sections ({size / 1048576:.1f} MB) of {binary} ran")
+    if whole:
+        # An object of this build compiled with -function-sections has an empty .text: code in it
+        # is an object compiled without (Makefile: RELEASE), and lies in the start whole.
+        print(f"console-layout: {whole / 1048576:.1f} MB of it in objects of this build whose code is one .text section"
+              " (compiled without -function-sections)")
 
 
 if __name__ == "__main__":

@@ -62,4 +62,45 @@ struct ConsoleOrderTests {
         let table = try String(contentsOf: sections, encoding: .utf8)
         #expect(table.contains(".text.start"))
     }
+    /// `make release` first removes the objects of its folder that were compiled without
+    /// -function-sections (scripts/release-objects.py): a module compiled again with the flag keeps
+    /// a file's old object while the code it generates hashes the same, so an object a plain
+    /// `swift build -c release` wrote stayed, its code one .text the layout can only place whole.
+    @Test("removes the release objects compiled without function sections and keeps the others")
+    func removesObjectsWithoutFunctionSections() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("savedesk-objects-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let log = directory.appendingPathComponent("log")
+        let source = directory.appendingPathComponent("Shapes.swift")
+        // A module as the build compiles one: several threads, whole module, optimized; each module's
+        // objects in its folder as SwiftPM names them (Shapes.swift.o).
+        for (module, flags) in [("Plain", [String]()), ("Sectioned", ["-Xfrontend", "-function-sections"])] {
+            let folder = directory.appendingPathComponent("\(module).build")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try """
+                public struct Shape: Equatable { var sides: [Int]; var name: String }
+                @inline(never) func perimeter(_ shape: Shape) -> Int { shape.sides.reduce(0, +) }
+                public func describe(_ shape: Shape) -> String { "\\(shape.name): \\(perimeter(shape))" }
+                """.write(to: source, atomically: true, encoding: .utf8)
+            let compile = try ChildProcess.spawn(
+                "swiftc",
+                ["-c", "-O", "-wmo", "-num-threads", "2", "-parse-as-library", "-module-name", module, source.path,
+                 "-o", folder.appendingPathComponent("Shapes.swift.o").path] + flags,
+                stdout: log.path, stderr: log.path
+            )
+            let status = await compile.wait(timeout: .seconds(120))
+            try #require(status == 0, "swiftc: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        }
+        let script = try ChildProcess.spawn(
+            "python3", [root.appendingPathComponent("scripts/release-objects.py").path, directory.path],
+            stdout: log.path, stderr: log.path
+        )
+        let status = await script.wait(timeout: .seconds(60))
+        let said = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        try #require(status == 0, "release-objects.py: \(said)")
+        #expect(said.contains("removed 1 of 2 objects compiled without -function-sections (in 1 module: Plain)"))
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("Plain.build/Shapes.swift.o").path))
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("Sectioned.build/Shapes.swift.o").path))
+    }
 }
