@@ -65,6 +65,8 @@ let package = Package(
             name: "SaveDeskServer",
             dependencies: [
                 "SaveDeskAPI", "RetentionDomain",
+                // glibc's mallopt: how the process keeps the memory it frees (HeapTuning).
+                "CMalloc",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "SQLKit", package: "sql-kit"),
@@ -118,6 +120,8 @@ let package = Package(
             resources: [.copy("default.toml"), .copy("high-contrast.toml"), .copy("light.toml"), .copy("mono.toml")]
         ),
         // The ncursesw system library and the small C shim for its function-like macros.
+        // glibc's <malloc.h>, for the server's heap settings.
+        .systemLibrary(name: "CMalloc"),
         .systemLibrary(
             name: "CNCursesW",
             pkgConfig: "ncursesw",

@@ -141,6 +141,7 @@ public enum SaveDeskBackend {
         signals: [UnixSignal], logger: Logger, onRunning: @escaping @Sendable (Int) async -> Void,
         onMetrics: @escaping @Sendable (String) async -> Void
     ) async throws -> (ServiceGroup, Store) {
+        HeapTuning.apply()
         let metrics = ServerMetrics()
         let store = try await Store.open(path: databasePath, durability: options.durability, logger: logger, metrics: metrics.store)
         let built: Built

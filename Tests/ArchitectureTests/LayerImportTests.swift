@@ -8,7 +8,8 @@ struct LayerImportTests {
     static let allowed: [String: Set<String>] = [
         "RetentionDomain": [],
         "SaveDeskAPI": ["RetentionDomain"],
-        "SaveDeskServer": ["SaveDeskAPI", "RetentionDomain"],
+        "SaveDeskServer": ["SaveDeskAPI", "RetentionDomain", "CMalloc"],
+        "CMalloc": [],
         "SaveDeskClient": ["SaveDeskAPI", "RetentionDomain"],
         "SaveDeskViewModels": ["SaveDeskClient", "RetentionDomain"],
         "TerminalKit": [],
