@@ -119,9 +119,9 @@ let package = Package(
             exclude: ["README.md"],
             resources: [.copy("default.toml"), .copy("high-contrast.toml"), .copy("light.toml"), .copy("mono.toml")]
         ),
-        // The ncursesw system library and the small C shim for its function-like macros.
         // glibc's <malloc.h>, for the server's heap settings.
         .systemLibrary(name: "CMalloc"),
+        // The ncursesw system library and the small C shim for its function-like macros.
         .systemLibrary(
             name: "CNCursesW",
             pkgConfig: "ncursesw",

@@ -22,14 +22,11 @@ enum HeapTuning {
     static let trimThreshold: Int32 = 128 << 20
     static let mmapThreshold: Int32 = 4 << 20
 
-    /// Applies the thresholds once per process; later calls do nothing.
-    static func apply() { _ = applied }
-
-    private static let applied: Bool = {
+    /// Sets both thresholds. A second server in the same process sets the same values again.
+    static func apply() {
         #if canImport(Glibc)
-        return mallopt(M_TRIM_THRESHOLD, trimThreshold) == 1 && mallopt(M_MMAP_THRESHOLD, mmapThreshold) == 1
-        #else
-        return false
+        mallopt(M_TRIM_THRESHOLD, trimThreshold)
+        mallopt(M_MMAP_THRESHOLD, mmapThreshold)
         #endif
-    }()
+    }
 }
