@@ -165,6 +165,53 @@ struct SQLiteThreadConnectionTests {
         await store.close()
     }
 
+    /// The plain statements a change runs most are written in one pass (`SQLiteStatementText`),
+    /// to the same text and binds as SQLiteKit's; a statement with anything else in it is left to
+    /// SQLKit (nil), and still written as SQLiteKit writes it.
+    @Test func plainStatementsAreWrittenAsSQLiteKitWritesThem() async throws {
+        let path = Self.path()
+        let store = try await Self.open(at: path)
+        struct Row: Encodable { var id: String; var at: Int64; var note: String?; var livemode: Bool }
+        func plain(_ db: any SQLDatabase) throws -> [any SQLExpression] {
+            [
+                db.insert(into: "audit_events").columns("id", "at", "note").values(SQLBindings.of("a", 1, String?.none)).query,
+                try db.insert(into: "audit_events").model(Row(id: "b", at: 2, note: nil, livemode: true), with: SQLCoding.rowEncoder).query,
+                try db.insert(into: "audit_events").models([Row(id: "c", at: 3, note: "x", livemode: false), Row(id: "d", at: 4, note: "y", livemode: true)]).query,
+                db.select().column("*").from("customers").where("id", .equal, "cus_ava").limit(1).query,
+                db.select().columns("fingerprint", "body").from("idempotency_records").where("idempotency_key", .equal, "k")
+                    .where("route", .equal, "r").where("principal", .equal, "p").where("created_at", .greaterThan, 5).limit(1).query,
+                db.select().column("*").from("discounts").where("subscription_id", .equal, "sub_1").orWhere("at", .lessThanOrEqual, 3)
+                    .orderBy("starts_at", .ascending).orderBy("id", .descending).limit(10).offset(20).query,
+                db.select().column(SQLColumn("name", table: "c")).from("customers").where(SQLColumn("n", table: "c"), .isNot, SQLLiteral.null).query,
+            ]
+        }
+        func other(_ db: any SQLDatabase) -> [any SQLExpression] {
+            [
+                db.insert(into: "audit_events").columns("id", "at").values(SQLBind("a"), SQLBind(1)).onConflict(with: ["id"]) { $0.set(excludedValueOf: "at") }.query,
+                db.insert(into: "audit_events").columns("id", "we\"ird").values(SQLBind("a"), SQLBind(1)).query,
+                db.select().column("id").from("customers").where("id", .in, ["a", "b"]).query,
+                db.select().column("id").from("customers").where("livemode", .equal, SQLLiteral.boolean(true)).query,
+                db.select().column("id").from("customers").join("subscriptions", on: "subscriptions.customer_id = customers.id").query,
+                db.select().distinct().column("id").from("customers").query,
+                db.update("subscriptions").set("status", to: "paused").where("id", .equal, "a").query,
+            ]
+        }
+        func text(_ serialized: (sql: String, binds: [any Encodable & Sendable])) -> String {
+            "\(serialized.sql) · \(serialized.binds.map { "\($0)" })"
+        }
+        let (written, bySQLKit, otherHere) = try await store.exclusive { db in
+            let written = try plain(db).map { SQLiteStatementText.of($0).map(text) ?? "not plain" }
+            let writer = try #require(db as? SQLiteThreadDatabase)
+            return (written, try plain(db).map { text(SQLiteThreadDatabase.serialized($0, connection: writer.connection)) },
+                    other(db).map { text(SQLiteThreadDatabase.serialized($0, connection: writer.connection)) })
+        }
+        let bySQLiteKit = try await Self.withSQLiteKit(path) { db in (try plain(db).map { text(db.serialize($0)) }, other(db).map { text(db.serialize($0)) }) }
+        #expect(written == bySQLiteKit.0)
+        #expect(bySQLKit == bySQLiteKit.0 && otherHere == bySQLiteKit.1)
+        #expect(try await store.exclusive { db in other(db).allSatisfy { SQLiteStatementText.of($0) == nil } })
+        await store.close()
+    }
+
     /// A name with a double quote in it (none of the server's has one) is quoted, not cut short:
     /// a table and a column so named are made, written and read through SQLKit's builders.
     @Test func aNameWithADoubleQuoteStaysOneName() async throws {

@@ -327,10 +327,27 @@ struct SQLiteThreadDatabase: AsyncSQLDatabase {
     var queryLogLevel: Logger.Level? { nil }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
-        // A value of its own for each statement, so its quote's state is this statement's alone.
-        let (sql, binds) = SQLiteThreadDatabase(connection: connection).serialize(query)
+        let (sql, binds) = Self.serialized(query, connection: connection)
         let encoder = SQLiteDataEncoder()
         try await connection.run(sql, try binds.map { try encoder.encode($0) }, onRow)
+    }
+}
+
+extension SQLiteThreadDatabase {
+    /// `query`'s SQL and binds: a plain statement's written at once (`SQLiteStatementText`),
+    /// any other by SQLKit. Debug builds check the first against SQLKit's, statement by statement.
+    static func serialized(_ query: any SQLExpression, connection: SQLiteThreadConnection) -> (String, [any Encodable & Sendable]) {
+        // A value of its own for each statement, so its quote's state is this statement's alone.
+        let sqlKit = { SQLiteThreadDatabase(connection: connection).serialize(query) }
+        guard let plain = SQLiteStatementText.of(query) else { return sqlKit() }
+        #if DEBUG
+        let expected = sqlKit()
+        assert(
+            plain.sql == expected.sql && plain.binds.map { "\($0)" } == expected.binds.map { "\($0)" },
+            "SQLiteStatementText wrote \(plain.sql) (\(plain.binds)) where SQLKit writes \(expected.sql) (\(expected.binds))"
+        )
+        #endif
+        return plain
     }
 }
 
