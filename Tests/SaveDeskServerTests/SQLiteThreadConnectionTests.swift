@@ -256,6 +256,22 @@ struct SQLiteThreadConnectionTests {
         #expect(throws: DecodingError.self) { try SQLiteValue.decode(Int.self, from: .text("12")) }
     }
 
+    /// Bound values become what SQLiteKit's encoder makes of them, the types records are made
+    /// of (optional ones too) and the rest (which go to that encoder).
+    @Test func boundValuesEncodeAsSQLiteKitsEncoderEncodes() throws {
+        struct Nested: Codable, Sendable { var a = 1 }
+        enum Status: String, Codable, Sendable { case active }
+        let values: [any Encodable & Sendable] = [
+            "", "Zoë", 0, -7, Int.max, Int64(-3), Int64.max, true, false, 1.5, -0.25, Double(2),
+            String?.some("x"), Int?.some(4), Int64?.some(5), Bool?.some(true), Double?.some(0.5),
+            String?.none, Int?.none, Bool?.none, Int32(9), UInt8(2), Float(1.5), Status.active, Nested(), Data([0, 1]), [1, 2],
+        ]
+        let encoder = SQLiteDataEncoder()
+        for value in values {
+            #expect(try SQLiteValue.encode(value) == encoder.encode(value), "\(value)")
+        }
+    }
+
     /// More reads at once than there are readers, some failing: each gets a reader in turn (none
     /// kept by a read that threw), sees what was committed, and cannot write.
     @Test func moreReadsThanReadersEachGetOne() async throws {

@@ -40,9 +40,10 @@ enum SQLiteStatementText {
             sql += " ("
             guard list(insert.columns) else { return false }
             sql += ") VALUES "
-            for (index, row) in insert.values.enumerated() {
+            // Index loops, not `enumerated()`: its generic type's metadata was looked up each time.
+            for index in insert.values.indices {
                 sql += index == 0 ? "(" : ", ("
-                guard list(row) else { return false }
+                guard list(insert.values[index]) else { return false }
                 sql += ")"
             }
             return true
@@ -72,9 +73,9 @@ enum SQLiteStatementText {
 
         /// `expressions` separated by ", " (SQLKit's `SQLList`).
         mutating func list(_ expressions: [any SQLExpression]) -> Bool {
-            for (index, part) in expressions.enumerated() {
+            for index in expressions.indices {
                 if index > 0 { sql += ", " }
-                guard expression(part) else { return false }
+                guard expression(expressions[index]) else { return false }
             }
             return true
         }
@@ -83,7 +84,8 @@ enum SQLiteStatementText {
             switch part {
             case let bind as SQLBind:
                 binds.append(bind.encodable)
-                sql += "?\(binds.count)"
+                sql += "?"
+                sql += String(binds.count)
             case let identifier as SQLIdentifier:
                 // A name with a double quote of its own is left to the dialect's quote.
                 guard !identifier.string.utf8.contains(UInt8(ascii: "\"")) else { return false }
