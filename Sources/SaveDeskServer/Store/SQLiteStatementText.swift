@@ -10,7 +10,7 @@ import SQLKit
 /// was about a sixth of a durable change's time (`perf`: 9.7 % of the process under 16 clients,
 /// beside SQLite's own 26.5 %). Any other statement, or a part this does not know, is nil here
 /// and left to SQLKit. Debug builds check every statement written here against SQLKit's text
-/// (`SQLiteThreadDatabase.execute`), so the test suites hold the two to the same output.
+/// (`SQLiteThreadDatabase.serialized`), so the test suites hold the two to the same output.
 enum SQLiteStatementText {
     /// `query`'s SQL and binds, or nil when it is not one of the plain shapes.
     static func of(_ query: any SQLExpression) -> (sql: String, binds: [any Encodable & Sendable])? {
