@@ -478,6 +478,32 @@ struct StoreTests {
         await reopened.close()
     }
 
+    /// A transaction that opens its group runs in no savepoint of its own (a savepoint copies each
+    /// page its statements change into SQLite's statement journal, an import batch's whole
+    /// transaction long); failing, it is rolled back whole and the next one opens a new group.
+    @Test func theFirstTransactionOfAGroupRunsWithoutASavepointAndFailingLeavesNothing() async throws {
+        let store = try await Self.open()
+        struct Refused: Error {}
+        try await store.sqlTransaction { db in
+            try await db.raw("INSERT INTO scratch (n) VALUES (1)").run()
+            await #expect(throws: (any Error).self, "the group's first member is in no savepoint") {
+                try await db.raw("RELEASE member").run()
+            }
+        }
+        await #expect(throws: Refused.self) {
+            try await store.sqlTransaction { db in
+                try await db.raw("INSERT INTO scratch (n) VALUES (2)").run()
+                throw Refused()
+            }
+        }
+        try await store.sqlTransaction { db in try await db.raw("INSERT INTO scratch (n) VALUES (3)").run() }
+        let left = try await store.sqlRead { db in
+            try await db.raw("SELECT n FROM scratch ORDER BY n").all().map { try $0.decode(column: "n", as: Int.self) }
+        }
+        #expect(left == [1, 3])
+        await store.close()
+    }
+
     /// Other stores on the same file (a command run beside the server; in tests, a helper that
     /// writes into a running server's database) wait for the write lock by sleeping on the
     /// thread that runs their statement. More of them than the process's shared threads must

@@ -8,10 +8,10 @@ import Synchronization
 ///
 /// One writer connection and a pool of read-only connections. `read` borrows a reader, so reads
 /// run side by side and never wait for a write. `transaction` runs its body on the writer, alone,
-/// inside a savepoint of a group transaction: while other transactions wait their turn, the
-/// group stays open and the last of them commits for all (group commit), so one fsync
-/// acknowledges several requests. A body that fails rolls back to its savepoint and leaves the
-/// others intact; nobody's `transaction` returns before the COMMIT that holds its work, so a
+/// in a group transaction (each body after the group's first inside a savepoint of its own):
+/// while other transactions wait their turn, the group stays open and the last of them commits
+/// for all (group commit), so one fsync acknowledges several requests. A body that fails rolls
+/// back to its savepoint (the first, the whole transaction) and leaves the others intact; nobody's `transaction` returns before the COMMIT that holds its work, so a
 /// change, its audit row and its idempotency record are durable together or not at all.
 final class SQLiteEngine: StoreEngine {
     /// The writer, on its own thread (`SQLiteThreadConnection`). A transaction runs on that
@@ -151,17 +151,28 @@ final class SQLiteEngine: StoreEngine {
         let db = sql
         let value: T
         do {
-            if group.withLock({ $0 == nil }) {
+            // The group's first member needs no savepoint: if it fails, the transaction holds
+            // nothing else and is rolled back whole. A savepoint makes SQLite copy each page a
+            // statement changes into the statement journal once more, for as long as it is open
+            // (an import's batch of 1,000 rows: its whole transaction).
+            let first = group.withLock { $0 == nil }
+            if first {
                 try await db.raw("BEGIN IMMEDIATE").run()
                 group.withLock { $0 = Group() }
+            } else {
+                try await db.raw("SAVEPOINT member").run()
             }
-            try await db.raw("SAVEPOINT member").run()
             do {
                 value = try await body(db)
-                try await db.raw("RELEASE member").run()
+                if !first { try await db.raw("RELEASE member").run() }
             } catch {
-                try await db.raw("ROLLBACK TO member").run()
-                try await db.raw("RELEASE member").run()
+                if first {
+                    group.withLock { $0 = nil }
+                    try await db.raw("ROLLBACK").run()
+                } else {
+                    try await db.raw("ROLLBACK TO member").run()
+                    try await db.raw("RELEASE member").run()
+                }
                 throw error
             }
         } catch {
