@@ -67,6 +67,7 @@ let package = Package(
                 "SaveDeskAPI", "RetentionDomain",
                 // glibc's mallopt: how the process keeps the memory it frees (HeapTuning).
                 "CMalloc",
+                "CSQLiteConfig",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "SQLKit", package: "sql-kit"),
@@ -121,6 +122,8 @@ let package = Package(
         ),
         // glibc's <malloc.h>, for the server's heap settings.
         .systemLibrary(name: "CMalloc"),
+        // SQLite's process-wide settings (sqlite3_config, variadic in C).
+        .systemLibrary(name: "CSQLiteConfig"),
         // The ncursesw system library and the small C shim for its function-like macros.
         .systemLibrary(
             name: "CNCursesW",

@@ -8,8 +8,9 @@ struct LayerImportTests {
     static let allowed: [String: Set<String>] = [
         "RetentionDomain": [],
         "SaveDeskAPI": ["RetentionDomain"],
-        "SaveDeskServer": ["SaveDeskAPI", "RetentionDomain", "CMalloc"],
+        "SaveDeskServer": ["SaveDeskAPI", "RetentionDomain", "CMalloc", "CSQLiteConfig"],
         "CMalloc": [],
+        "CSQLiteConfig": [],
         "SaveDeskClient": ["SaveDeskAPI", "RetentionDomain"],
         "SaveDeskViewModels": ["SaveDeskClient", "RetentionDomain"],
         "TerminalKit": [],

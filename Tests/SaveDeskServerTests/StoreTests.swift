@@ -504,6 +504,36 @@ struct StoreTests {
         await store.close()
     }
 
+    /// A savepoint that changes more than 128 KiB of pages: SQLite moves its statement journal
+    /// from memory to a temporary file, in pieces as large as the spill bound. Its unix VFS
+    /// writes at most 0x1FFFF bytes in one call, so a bound past that failed here with
+    /// SQLITE_FULL ("database or disk is full") and the savepoint could not be rolled back.
+    @Test func aSavepointThatChangesMoreThan128KiBOfPagesIsJournaledAndRollsBack() async throws {
+        let store = try await Self.open()
+        try await store.exclusive { db in
+            try await db.raw("CREATE TABLE pages (n INTEGER PRIMARY KEY, b BLOB NOT NULL)").run()
+            try await db.raw("""
+                WITH RECURSIVE k(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM k WHERE n < 400)
+                INSERT INTO pages (n, b) SELECT n, zeroblob(3000) FROM k
+                """).run()
+        }
+        #expect(SQLiteThreadConnection.statementJournalSpillBytes <= 0x1FFFF)
+        try await store.sqlTransaction { db in
+            try await db.raw("INSERT INTO scratch (n) VALUES (1)").run()
+            try await db.raw("SAVEPOINT wide").run()
+            // 400 rows of 3,000 bytes, a page each: 1.6 MiB of journal.
+            try await db.raw("UPDATE pages SET b = randomblob(3000)").run()
+            try await db.raw("ROLLBACK TO wide").run()
+            try await db.raw("RELEASE wide").run()
+        }
+        let zeros = try await store.sqlRead { db in
+            try await db.raw("SELECT count(*) AS n FROM pages WHERE b = zeroblob(3000)").first()?.decode(column: "n", as: Int.self)
+        }
+        #expect(zeros == 400)
+        #expect(try await Self.count(store) == 1)
+        await store.close()
+    }
+
     /// Other stores on the same file (a command run beside the server; in tests, a helper that
     /// writes into a running server's database) wait for the write lock by sleeping on the
     /// thread that runs their statement. More of them than the process's shared threads must

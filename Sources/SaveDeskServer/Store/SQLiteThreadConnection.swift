@@ -9,6 +9,7 @@ import Synchronization
 // library in the process: the writer, the readers and the checkpointer must share it, or their
 // POSIX locks on the database file would not see each other.
 import VaporCSQLite
+import CSQLiteConfig
 
 /// A SQLite connection on a thread of its own (the writer's, or one reader's): SQLite called
 /// straight from that thread, its prepared statements kept for the next time they are run.
@@ -112,7 +113,21 @@ final class SQLiteThreadConnection: @unchecked Sendable {
     }
 
     /// SQLite's own set-up, once in the process, before its first connection of ours.
-    private static let initialized: Int32 = sqlite_nio_sqlite3_initialize()
+    private static let initialized: Int32 = {
+        _ = savedesk_sqlite_config_statement_journal_spill(statementJournalSpillBytes)
+        return sqlite_nio_sqlite3_initialize()
+    }()
+
+    /// How much of a statement journal SQLite keeps in memory before it writes it to a temporary
+    /// file. Each member of a group commit after the first runs in a savepoint, and a savepoint
+    /// copies every page its statements change into that journal (again for each statement that
+    /// has a journal of its own): a durable write's member journals about 50 pages, so past
+    /// SQLite's default of 64 KiB most groups wrote a temporary file, two pwrite calls a page on
+    /// the writer's thread. The bound stays below 128 KiB because SQLite's unix VFS writes at most
+    /// 0x1FFFF bytes in one call (`seekAndWriteFd` masks the length) and moves the in-memory
+    /// journal to its file in pieces of this size: at 256 KiB or 1 MiB the move wrote a truncated
+    /// piece and failed with SQLITE_FULL ("database or disk is full").
+    static let statementJournalSpillBytes: Int32 = 0x1FFFF
 
     /// Runs `sql` with `binds`, handing each row to `onRow`: at once on the connection's thread,
     /// otherwise there.
