@@ -504,6 +504,28 @@ struct StoreTests {
         await store.close()
     }
 
+    /// A group's first transaction whose statement made SQLite end the transaction itself (here
+    /// `OR ROLLBACK`; also a full disk or an I/O error) fails with that statement's error, not the
+    /// ROLLBACK's "no transaction is active", and the store goes on.
+    @Test func aFirstTransactionThatSQLiteEndedFailsWithItsOwnError() async throws {
+        let store = try await Self.open()
+        try await store.exclusive { db in try await db.raw("CREATE TABLE once (n INTEGER PRIMARY KEY)").run() }
+        try await store.sqlTransaction { db in try await db.raw("INSERT INTO once (n) VALUES (1)").run() }
+        let error = await #expect(throws: (any Error).self) {
+            try await store.sqlTransaction { db in
+                try await db.raw("INSERT INTO scratch (n) VALUES (2)").run()
+                try await db.raw("INSERT OR ROLLBACK INTO once (n) VALUES (1)").run()
+            }
+        }
+        #expect(error.map { "\($0)" }?.contains("UNIQUE constraint failed") == true, "\(String(describing: error))")
+        try await store.sqlTransaction { db in try await db.raw("INSERT INTO scratch (n) VALUES (3)").run() }
+        let left = try await store.sqlRead { db in
+            try await db.raw("SELECT n FROM scratch ORDER BY n").all().map { try $0.decode(column: "n", as: Int.self) }
+        }
+        #expect(left == [3])
+        await store.close()
+    }
+
     /// A savepoint that changes more than 128 KiB of pages: SQLite moves its statement journal
     /// from memory to a temporary file, in pieces as large as the spill bound. Its unix VFS
     /// writes at most 0x1FFFF bytes in one call, so a bound past that failed here with

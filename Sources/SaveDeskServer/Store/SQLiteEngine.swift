@@ -11,8 +11,9 @@ import Synchronization
 /// in a group transaction (each body after the group's first inside a savepoint of its own):
 /// while other transactions wait their turn, the group stays open and the last of them commits
 /// for all (group commit), so one fsync acknowledges several requests. A body that fails rolls
-/// back to its savepoint (the first, the whole transaction) and leaves the others intact; nobody's `transaction` returns before the COMMIT that holds its work, so a
-/// change, its audit row and its idempotency record are durable together or not at all.
+/// back to its savepoint (the first, the whole transaction) and leaves the others intact;
+/// nobody's `transaction` returns before the COMMIT that holds its work, so a change, its audit
+/// row and its idempotency record are durable together or not at all.
 final class SQLiteEngine: StoreEngine {
     /// The writer, on its own thread (`SQLiteThreadConnection`). A transaction runs on that
     /// thread, not only its statements: each statement was a hop to that thread and one back,
@@ -167,8 +168,10 @@ final class SQLiteEngine: StoreEngine {
                 if !first { try await db.raw("RELEASE member").run() }
             } catch {
                 if first {
+                    // The body's error is the answer. A ROLLBACK that finds no transaction (SQLite
+                    // ended it on some errors) has nothing left to undo.
                     group.withLock { $0 = nil }
-                    try await db.raw("ROLLBACK").run()
+                    try? await db.raw("ROLLBACK").run()
                 } else {
                     try await db.raw("ROLLBACK TO member").run()
                     try await db.raw("RELEASE member").run()
