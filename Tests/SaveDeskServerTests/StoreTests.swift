@@ -26,6 +26,12 @@ struct StoreTests {
         }
     }
 
+    static func numbers(_ store: Store) async throws -> [Int] {
+        try await store.sqlRead { db in
+            try await db.raw("SELECT n FROM scratch ORDER BY n").all().map { try $0.decode(column: "n", as: Int.self) }
+        }
+    }
+
     /// Closing a PostgreSQL store waits for its pool's task no longer than the bound, even when
     /// that task does not end on cancellation (as a pool stuck in its shutdown does not); and a
     /// task that does end is waited for.
@@ -497,9 +503,7 @@ struct StoreTests {
             }
         }
         try await store.sqlTransaction { db in try await db.raw("INSERT INTO scratch (n) VALUES (3)").run() }
-        let left = try await store.sqlRead { db in
-            try await db.raw("SELECT n FROM scratch ORDER BY n").all().map { try $0.decode(column: "n", as: Int.self) }
-        }
+        let left = try await Self.numbers(store)
         #expect(left == [1, 3])
         await store.close()
     }
@@ -519,9 +523,7 @@ struct StoreTests {
         }
         #expect(error.map { "\($0)" }?.contains("UNIQUE constraint failed") == true, "\(String(describing: error))")
         try await store.sqlTransaction { db in try await db.raw("INSERT INTO scratch (n) VALUES (3)").run() }
-        let left = try await store.sqlRead { db in
-            try await db.raw("SELECT n FROM scratch ORDER BY n").all().map { try $0.decode(column: "n", as: Int.self) }
-        }
+        let left = try await Self.numbers(store)
         #expect(left == [3])
         await store.close()
     }
