@@ -236,14 +236,15 @@ struct SQLiteThreadConnectionTests {
     @Test func valuesConvertAsSQLiteKitsDecoderConverts() throws {
         let values: [SQLiteData] = [
             .integer(0), .integer(1), .integer(-7), .integer(Int.max), .float(1.5), .float(2), .float(-0.25),
-            .text("12"), .text("1"), .text("true"), .text("2.5"), .text(""), .text("Zoë"), .blob(ByteBuffer(bytes: [0, 1])), .null,
+            .text("12"), .text("1"), .text("true"), .text("2.5"), .text(""), .text("Zoë"), .text("active"), .text("\"active\""), .blob(ByteBuffer(bytes: [0, 1])), .null,
         ]
         let decoder = SQLiteDataDecoder()
         func same<T: Decodable & Equatable>(_: T.Type, _ value: SQLiteData) -> Bool {
             let fast = try? SQLiteValue.decode(T.self, from: value), kit = try? decoder.decode(T.self, from: value)
             return fast == kit
         }
-        enum Status: String, Decodable { case active }
+        enum Status: String, Decodable, TextColumnValue { case active }
+        enum Level: Int, Decodable { case one = 1 }
         for value in values {
             #expect(same(String.self, value), "String from \(value)")
             #expect(same(Int.self, value), "Int from \(value)")
@@ -252,7 +253,10 @@ struct SQLiteThreadConnectionTests {
             #expect(same(Double.self, value), "Double from \(value)")
             #expect(same(String?.self, value), "String? from \(value)")
             #expect(same(Status.self, value), "an enum from \(value)")
+            #expect(same(Status?.self, value), "an optional enum from \(value)")
+            #expect(same(Level.self, value), "an enum of numbers from \(value)")
         }
+        #expect(try SQLiteValue.decode(Status.self, from: .text("active")) == .active)
         #expect(throws: DecodingError.self) { try SQLiteValue.decode(Int.self, from: .text("12")) }
     }
 

@@ -5,7 +5,7 @@ import RetentionDomain
 struct CustomerRecord: Codable, Hashable, Sendable {
     /// What kind of customer a row is: a demo walk-through (with its story), any other customer,
     /// or generated demo history. The listing shows them in that order.
-    enum Kind: String, Codable, Hashable, Sendable, CaseIterable {
+    enum Kind: String, Codable, Hashable, Sendable, CaseIterable, TextColumnValue {
         case story, customer, generated
 
         var listRank: Int {
@@ -112,7 +112,7 @@ struct CustomerRecord: Codable, Hashable, Sendable {
 }
 
 struct SubscriptionRecord: Codable, Hashable, Sendable {
-    enum Source: String, Codable, Sendable { case web, appStore = "app_store" }
+    enum Source: String, Codable, Sendable, TextColumnValue { case web, appStore = "app_store" }
 
     var id: String
     var customerId: String
