@@ -277,7 +277,8 @@ enum SQLiteValue {
     static func decode<D: Decodable>(_: D.Type, from value: SQLiteData) throws -> D {
         // Each branch is taken only when `D` is that type, and hands its value over as a `D`
         // without a cast at run time (`as? D` looked the cast up, and made `D?`'s type, for each
-        // column of each row).
+        // column of each row). Spelled out per type: one generic helper taking the `T?` made that
+        // type at run time again.
         if D.self == String.self {
             guard let text = String(sqliteData: value) else { throw mismatch(D.self, value) }
             return unsafeBitCast(text, to: D.self)
