@@ -83,6 +83,50 @@ struct PostgresPreparedDatabaseTests {
         #expect(!prepared.contains { $0.statement.contains(#"FROM "customers""#) }, "\(prepared)")
     }
 
+    /// A report (the funnel's sums over rollups and rows) is prepared and planned once for any
+    /// values from its first run: PostgreSQL planned the funnel of a week anew for each run's
+    /// values, which cost more than running it. It answers as a plain read does, and the
+    /// connection's plan mode is set back after it, after a report that failed too (a search on
+    /// the connection later is planned for its own values again).
+    @Test func aReportIsPlannedOnceForAnyValuesAndLeavesItsConnectionAsItWas() async throws {
+        struct Refused: Error {}
+        let store = try await Self.open()
+        try await store.transaction { data in
+            for n in 0..<20 {
+                try await data.cancelFlow.insert(CancelFlowResponseRow(
+                    id: "cr_\(n)", customerId: "cus_a", productId: "premium_monthly", outcome: n % 3 == 0 ? "cancelled" : "retained",
+                    offerShown: true, offerAccepted: n % 3 != 0, pauseShown: false, pauseAccepted: false, pauseDurationDays: nil,
+                    lastStepSeen: 2, answers: [.init(questionId: 1, optionId: 11, freeText: "why \(n)")], answersJSON: "[]", variantId: nil,
+                    actor: "app", livemode: false, createdAt: Int64(n) * 7_200
+                ))
+            }
+        }
+        try await store.transaction { data in _ = try await data.cancelFlow.foldUnrolled(livemode: false, first: 10) }
+        func figures(_ data: Repositories, days: Int64) async throws -> CancelFlowFigures {
+            try await data.cancelFlow.figures(livemode: false, from: 1_800, to: days * 86_400 + 3_900, actor: nil, samplesOf: [1], samples: 3)
+        }
+        var reported: [CancelFlowFigures] = [], read: [CancelFlowFigures] = []
+        for days in 1...3 as ClosedRange<Int64> {
+            reported.append(try await store.report { data in try await figures(data, days: days) })
+            read.append(try await store.read { data in try await figures(data, days: days) })
+        }
+        await #expect(throws: Refused.self) { try await store.report { data in _ = try await figures(data, days: 4); throw Refused() } }
+        let mode = try await store.sqlRead { db in try await db.raw("SHOW plan_cache_mode").first()?.decode(column: "plan_cache_mode", as: String.self) }
+        let plans = try await store.sqlRead { db in
+            // The funnel's one statement per shape of range: a day's has no whole day in it.
+            try await db.raw("""
+                SELECT generic_plans, custom_plans FROM pg_prepared_statements
+                WHERE statement LIKE 'SELECT (SELECT CAST(coalesce(json_agg(q)%' ORDER BY generic_plans
+                """).all()
+                .map { [try $0.decode(column: "generic_plans", as: Int.self), try $0.decode(column: "custom_plans", as: Int.self)] }
+        }
+        await store.close()
+        #expect(reported == read)
+        #expect(reported.map { $0.outcomes["app"]?.values.reduce(0, +) ?? 0 } == [12, 19, 19], "\(reported.map(\.outcomes))")
+        #expect(plans == [[1, 0], [3, 0]], "two statements (one day; more), each run on its one generic plan")
+        #expect(mode == "auto")
+    }
+
     /// A schema statement runs once (a migration's) and is not kept prepared: the store's one
     /// connection, which ran every migration, holds none.
     @Test func schemaStatementsAreNotKeptPrepared() async throws {

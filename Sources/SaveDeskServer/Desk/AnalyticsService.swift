@@ -24,8 +24,9 @@ final class AnalyticsService: Sendable {
         let livemode = scope.livemode
         let (fromSeconds, toSeconds) = (from?.unixSeconds, to?.unixSeconds)
         // Two statements, each its own snapshot: the funnel (rollups and rows agree within it; a
-        // fold moves responses from the one to the other) and the App Store cancellations.
-        return try await store.read { data in
+        // fold moves responses from the one to the other) and the App Store cancellations. Both
+        // are sums over ranges of indexed keys, whose one plan suits any range: a report.
+        return try await store.report { data in
             let figures = try await data.cancelFlow.figures(
                 livemode: livemode, from: fromSeconds, to: toSeconds, actor: operatorName,
                 samplesOf: config.cancelFlow.config.questions.map(\.id), samples: Self.samplesPerQuestion

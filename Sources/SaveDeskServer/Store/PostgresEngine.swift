@@ -123,15 +123,33 @@ final class PostgresEngine: StoreEngine {
         try await read(prepared: true, body)
     }
 
-    private func read<T>(prepared: Bool, _ body: (any SQLDatabase) async throws -> T) async throws -> T {
+    /// A report whose statements' one plan suits any of their values (the funnel's sums): prepared
+    /// as a lookup's are, and planned once for any values (a generic plan) from their first run,
+    /// by the connection's `plan_cache_mode` while the body runs (set back after it). PostgreSQL
+    /// otherwise plans a prepared statement for each run's values five times before it weighs a
+    /// generic plan, and kept doing so for the funnel of a week: planning its two dozen parts
+    /// (3–5 ms) cost more than running them, and the generic plan ran faster too (1.1 against
+    /// 3.0 ms, 4M responses).
+    func report<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
+        try await read(prepared: true, generic: true, body)
+    }
+
+    private func read<T>(prepared: Bool, generic: Bool = false, _ body: (any SQLDatabase) async throws -> T) async throws -> T {
         do {
             return try await withConnection { connection in
                 guard prepared else { return try await body(connection.sql(queryLogLevel: nil)) }
                 do {
-                    return try await body(PostgresPreparedDatabase(connection: connection, names: names, logger: logger))
+                    if generic { try await connection.query("SET plan_cache_mode = force_generic_plan", logger: logger) }
+                    let value = try await body(PostgresPreparedDatabase(connection: connection, names: names, logger: logger))
+                    if generic { try await connection.query("RESET plan_cache_mode", logger: logger) }
+                    return value
                 } catch {
-                    // A statement whose name cannot be used on this connection again: a fresh one.
-                    if PostgresPreparedDatabase.spoilsConnection(error) { try? await connection.close() }
+                    // A statement whose name cannot be used on this connection again, or a plan
+                    // mode that could not be set back (every later statement on the connection,
+                    // a search's too, would take a generic plan): a fresh one.
+                    var spoiled = PostgresPreparedDatabase.spoilsConnection(error)
+                    if generic, !spoiled { spoiled = (try? await connection.query("RESET plan_cache_mode", logger: logger)) == nil }
+                    if spoiled { try? await connection.close() }
                     throw error
                 }
             }

@@ -98,6 +98,13 @@ public final class Store: Sendable {
         return try await engine.lookup { db in try await body(readerRepositories(db, askedAt: asked)) }
     }
 
+    /// `read`, for a report whose statements' one plan suits any of their values (the funnel's
+    /// sums): on PostgreSQL they stay prepared and are planned once (see `PostgresEngine.report`).
+    func report<T>(_ body: (Repositories) async throws -> T) async throws -> T {
+        let asked = ContinuousClock.now
+        return try await engine.report { db in try await body(readerRepositories(db, askedAt: asked)) }
+    }
+
     /// The repositories over a reader's connection, the wait for it recorded.
     private func readerRepositories(_ db: any SQLDatabase, askedAt asked: ContinuousClock.Instant) -> Repositories {
         metrics.readerWait.recordNanoseconds(ServerMetrics.nanoseconds(ContinuousClock.now - asked))

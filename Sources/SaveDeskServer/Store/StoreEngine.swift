@@ -11,6 +11,10 @@ protocol StoreEngine: Sendable {
     /// `read`, for statements run often whose plan does not depend on their values (a few rows by
     /// their key before every change, the notification after it): an engine may keep them prepared.
     func lookup<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T
+    /// `read`, for a report whose statements each have one plan that suits any of their values
+    /// (the funnel's sums: every part bounded by its table's index on the range): an engine may
+    /// keep them prepared and plan them once, not again for each run's values.
+    func report<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T
     /// Runs `body` in one transaction, committed before this returns; a body that throws leaves
     /// nothing behind. The body may run more than once (PostgreSQL retries a transaction that
     /// lost a race with another instance), so it does nothing but database work. Transactions
@@ -42,6 +46,7 @@ protocol StoreEngine: Sendable {
 
 extension StoreEngine {
     func lookup<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await read(body) }
+    func report<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T { try await read(body) }
 }
 
 /// The store's own `SQLDatabase`s, whose statements run in `async` code: the future-returning
