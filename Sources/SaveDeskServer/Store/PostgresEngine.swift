@@ -118,7 +118,7 @@ final class PostgresEngine: StoreEngine {
     /// change; the notification after it): its statements are prepared as a transaction's are
     /// (`PostgresPreparedDatabase`), so PostgreSQL binds and runs them without parsing and
     /// planning them each time. Other reads (searches, ranges of days) stay unnamed: each is
-    /// planned for its own values.
+    /// planned for its own values, except the funnel's sums, a `report`.
     func lookup<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
         try await read(prepared: true, body)
     }
